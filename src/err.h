@@ -1,0 +1,32 @@
+/* err.h — how the core reports failure.
+ *
+ * Contract: no function outside the CLI (spigz.c) prints or exits.  A failing
+ * core function fills a struct sp_err and returns a negative value; the CLI
+ * alone prints "spigz: NAME: message" and maps the kind to gzip's exit status.
+ * An sp_err is owned by its caller and written by one thread at a time.
+ */
+#ifndef SPIGZ_ERR_H
+#define SPIGZ_ERR_H
+
+enum sp_kind {
+    SP_OK = 0,
+    SP_ERR_READ,     /* reading the input failed */
+    SP_ERR_WRITE,    /* writing the output failed (disk full, broken pipe, ...) */
+    SP_ERR_NOMEM,    /* an allocation failed */
+    SP_ERR_SYS,      /* another system call failed (thread creation, ...) */
+    SP_ERR_INTERNAL  /* a bug: an engine or invariant failed */
+};
+
+struct sp_err {
+    enum sp_kind kind;
+    int errnum;      /* errno at the failure, or 0 */
+    char msg[256];   /* what failed and why, without the file name */
+};
+
+/* Record an error; the message gets ": strerror(errnum)" appended when
+ * errnum is non-zero.  Keeps the first error: later calls do nothing. */
+void sp_err_set(struct sp_err *e, enum sp_kind kind, int errnum,
+                const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif
