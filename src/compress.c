@@ -1,0 +1,274 @@
+/* compress.c — see compress.h. */
+#include "compress.h"
+#include "crcz.h"
+#include "engine.h"
+#include "gzip.h"
+#include "input.h"
+#include "out.h"
+#include "pool.h"
+#include "scan.h"
+#include "zrun.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CMP_WINDOW (1u << 20) /* read window: 1 MiB reads measured best here */
+
+/* One pipeline item: a data chunk or a piece of a zero run. */
+struct cmp_item {
+    bool zero;
+    uint64_t len;
+    uint8_t *in, *out; /* chunk and compressed piece, allocated on first use */
+    size_t out_len;
+    uint32_t crc;
+};
+
+struct cmp_ctx {
+    const struct cmp_opts *opts;
+    struct pool *pool;
+    struct eng **engs;        /* one per worker */
+    struct sp_err *werr;      /* one per worker */
+    size_t out_cap;
+    struct cmp_item *cur;     /* item being filled by the segmenter */
+    struct sp_err perr;       /* the producer's own error */
+    /* Writer thread state (before/after the run: the calling thread). */
+    struct out out;
+    uint32_t crc;
+    uint64_t length;
+};
+
+/* ---- worker and writer callbacks ---- */
+
+static int cmp_work(void *vctx, void *vitem, unsigned worker)
+{
+    struct cmp_ctx *c = vctx;
+    struct cmp_item *it = vitem;
+    it->crc = eng_crc32(0, it->in, (size_t)it->len);
+    return eng_compress(c->engs[worker], it->in, (size_t)it->len, it->out,
+                        c->out_cap, &it->out_len, &c->werr[worker]);
+}
+
+static int cmp_emit(void *vctx, void *vitem)
+{
+    struct cmp_ctx *c = vctx;
+    struct cmp_item *it = vitem;
+    if (it->zero) {
+        struct zrun z;
+        zrun_encode(it->len, &z);
+        if (out_write(&c->out, z.head, z.head_len) != 0 ||
+            out_zeros(&c->out, z.zeros) != 0 ||
+            out_write(&c->out, z.tail, z.tail_len) != 0)
+            return -1;
+        c->crc = crcz_zeros(c->crc, it->len);
+    } else {
+        if (out_write(&c->out, it->out, it->out_len) != 0)
+            return -1;
+        c->crc = crcz_combine(c->crc, it->crc, it->len);
+    }
+    c->length += it->len;
+    return 0;
+}
+
+static void cmp_item_free(void *vctx, void *vitem)
+{
+    (void)vctx;
+    struct cmp_item *it = vitem;
+    free(it->in);
+    free(it->out);
+}
+
+/* ---- segmenter sink (the calling thread) ---- */
+
+static uint8_t *cmp_get(void *vctx)
+{
+    struct cmp_ctx *c = vctx;
+    struct cmp_item *it = pool_get(c->pool);
+    if (it == NULL)
+        return NULL;
+    if (it->in == NULL) {
+        it->in = malloc(c->opts->chunk);
+        it->out = malloc(c->out_cap);
+        if (it->in == NULL || it->out == NULL) {
+            sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory for chunk buffers");
+            return NULL;
+        }
+    }
+    c->cur = it;
+    return it->in;
+}
+
+static int cmp_data(void *vctx, uint8_t *buf, size_t len)
+{
+    struct cmp_ctx *c = vctx;
+    struct cmp_item *it = c->cur;
+    (void)buf;
+    it->zero = false;
+    it->len = len;
+    c->cur = NULL;
+    pool_put(c->pool, it, true);
+    return 0;
+}
+
+static int cmp_zero(void *vctx, uint64_t len)
+{
+    struct cmp_ctx *c = vctx;
+    struct cmp_item *it = pool_get(c->pool);
+    if (it == NULL)
+        return -1;
+    it->zero = true;
+    it->len = len;
+    pool_put(c->pool, it, false);
+    return 0;
+}
+
+/* ---- the run ---- */
+
+void cmp_opts_default(struct cmp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->level = 6;
+    o->threads = 1;
+    o->chunk = CMP_CHUNK_DEFAULT;
+    o->zmin = CMP_ZMIN_DEFAULT;
+}
+
+/* Read, segment and queue everything.  Returns 0 or -1 (c->perr set unless
+ * the pool stopped because a worker or the writer failed). */
+static int cmp_feed(struct cmp_ctx *c, struct in_src *in, struct seg *sg)
+{
+    struct in_ext ext;
+    int rc;
+    while ((rc = in_next(in, &ext, &c->perr)) > 0) {
+        int r = ext.data == NULL ? seg_zeros(sg, ext.len)
+                                 : seg_feed(sg, ext.data, (size_t)ext.len);
+        if (r != 0)
+            return -1;
+    }
+    if (rc < 0)
+        return -1;
+    return seg_end(sg);
+}
+
+/* Engines for every worker; the output capacity from the first. */
+static int cmp_engines(struct cmp_ctx *c, struct sp_err *err)
+{
+    unsigned n = c->opts->threads;
+    c->engs = calloc(n, sizeof *c->engs);
+    c->werr = calloc(n, sizeof *c->werr);
+    if (c->engs == NULL || c->werr == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if ((c->engs[i] = eng_new(c->opts->level, err)) == NULL)
+            return -1;
+    c->out_cap = eng_bound(c->engs[0], c->opts->chunk);
+    return 0;
+}
+
+static void cmp_cleanup(struct cmp_ctx *c)
+{
+    if (c->engs != NULL)
+        for (unsigned i = 0; i < c->opts->threads; i++)
+            eng_free(c->engs[i]);
+    free(c->engs);
+    free(c->werr);
+}
+
+/* The first error of the run, in causal order: producer, workers, writer. */
+static void cmp_pick_error(struct cmp_ctx *c, struct sp_err *err)
+{
+    if (c->perr.kind != SP_OK) {
+        *err = c->perr;
+        return;
+    }
+    for (unsigned i = 0; i < c->opts->threads; i++)
+        if (c->werr[i].kind != SP_OK) {
+            *err = c->werr[i];
+            return;
+        }
+    if (c->out.err.kind != SP_OK)
+        *err = c->out.err;
+    else
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "compression pipeline failed");
+}
+
+static int cmp_finish(struct cmp_ctx *c)
+{
+    uint8_t end[GZ_END_LEN];
+    gz_end(end, c->crc, c->length);
+    if (out_write(&c->out, end, sizeof end) != 0)
+        return -1;
+    return out_flush(&c->out);
+}
+
+int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
+            struct cmp_stats *st, struct sp_err *err)
+{
+    struct cmp_ctx *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        return -1;
+    }
+    c->opts = opts;
+    out_init(&c->out, out_fd);
+    struct in_src in;
+    int rc = -1;
+    if (in_open(&in, in_fd, CMP_WINDOW, err) != 0) {
+        free(c);
+        return -1;
+    }
+    if (cmp_engines(c, err) != 0)
+        goto done;
+
+    size_t namelen = opts->name != NULL ? strlen(opts->name) : 0;
+    uint8_t *hdr = malloc(GZ_HEADER_MAX(namelen));
+    if (hdr == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        goto done;
+    }
+    size_t hlen = gz_header(hdr, opts->name, opts->mtime, opts->level);
+    int hw = out_write(&c->out, hdr, hlen);
+    free(hdr);
+    if (hw != 0) {
+        *err = c->out.err;
+        goto done;
+    }
+
+    /* Depth: a chunk per worker in progress, one queued per worker, one being
+     * written and one being filled; more buys nothing but memory. */
+    unsigned depth = 2 * opts->threads + 2;
+    c->pool = pool_new(opts->threads, depth, sizeof(struct cmp_item),
+                       cmp_work, cmp_emit, c, err);
+    if (c->pool == NULL)
+        goto done;
+    struct seg sg;
+    struct seg_sink sink = {c, cmp_get, cmp_data, cmp_zero};
+    seg_init(&sg, opts->chunk, opts->zmin, CMP_ZMAX, &sink);
+    int fed = cmp_feed(c, &in, &sg);
+    int closed = pool_close(c->pool, fed != 0);
+    if (fed != 0 || closed != 0) {
+        cmp_pick_error(c, err);
+        goto done;
+    }
+    if (cmp_finish(c) != 0) {
+        *err = c->out.err;
+        goto done;
+    }
+    memset(st, 0, sizeof *st);
+    st->in_bytes = c->length;
+    st->out_bytes = c->out.total;
+    st->frame_bytes = hlen + 8; /* header, CRC-32 and ISIZE */
+    st->zero_bytes = sg.zero_bytes;
+    st->hole_bytes = in.hole_bytes;
+    st->crc = c->crc;
+    st->size_changed = in_size_changed(&in);
+    rc = 0;
+done:
+    if (c->pool != NULL)
+        pool_free(c->pool, cmp_item_free);
+    cmp_cleanup(c);
+    in_close(&in);
+    free(c);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* compress.h — one input to one gzip member: the compression pipeline.
+ *
+ *   reader (input.c) -> segmenter (scan.c) -> pool (pool.c) -> writer (out.c)
+ *
+ * The calling thread reads and segments; `threads` workers compress data
+ * chunks (engine.c); the pool's writer thread emits chunks and zero runs
+ * (zrun.c) in input order and folds their CRCs (crcz.c).  doc/DESIGN.md
+ * explains the threads, the ordering and the back-pressure.
+ *
+ * Contract: cmp_run() neither prints nor exits nor closes descriptors.  It
+ * returns 0 with *st filled, or -1 with *err set (the output then holds a
+ * partial member that the caller must discard).  Several cmp_run() calls may
+ * run at once on different descriptors.
+ */
+#ifndef SPIGZ_COMPRESS_H
+#define SPIGZ_COMPRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define CMP_CHUNK_DEFAULT (1u << 20)  /* data chunk: 1 MiB (see DESIGN.md) */
+#define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md */
+#define CMP_ZMAX ((uint64_t)1 << 30)  /* zero-run piece: 1 GiB */
+
+struct cmp_opts {
+    int level;          /* 0..eng_max_level() */
+    unsigned threads;   /* compression threads, >= 1 */
+    size_t chunk;       /* data chunk bytes, a multiple of 4 KiB */
+    uint64_t zmin;      /* zero-run threshold bytes, a multiple of 4 KiB */
+    const char *name;   /* FNAME to store, or NULL */
+    uint32_t mtime;     /* MTIME to store, 0 for none */
+};
+
+struct cmp_stats {
+    uint64_t in_bytes;    /* uncompressed length */
+    uint64_t out_bytes;   /* gzip member length */
+    uint64_t frame_bytes; /* of which gzip header and trailer (not deflate) */
+    uint64_t zero_bytes;  /* bytes coded as zero runs */
+    uint64_t hole_bytes;  /* of which skipped as holes, never read */
+    uint32_t crc;         /* CRC-32 of the input */
+    bool size_changed;    /* a regular file changed size while being read */
+};
+
+void cmp_opts_default(struct cmp_opts *o);
+
+int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
+            struct cmp_stats *st, struct sp_err *err);
+
+#endif

@@ -1,0 +1,165 @@
+/* input.c — see input.h. */
+#include "config.h"
+#include "input.h"
+#include "scan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_IOCTL_H
+#include <sys/ioctl.h>
+#endif
+#ifdef HAVE_LINUX_FS_H
+#include <linux/fs.h>
+#endif
+
+#define IN_ALIGN(x) ((x) & ~(uint64_t)(SCAN_BLOCK - 1))
+#define IN_ALIGN_UP(x) IN_ALIGN((x) + SCAN_BLOCK - 1)
+
+int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
+{
+    memset(in, 0, sizeof *in);
+    in->fd = fd;
+    in->wsize = wsize;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "cannot stat input");
+        return -1;
+    }
+    in->kind = IN_STREAM;
+    off_t base = S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+    if (S_ISREG(st.st_mode) && st.st_size > 0 && base >= 0 && base <= st.st_size) {
+        /* Size 0 may be a /proc-like file with content: read it as a stream. */
+        in->kind = IN_REG;
+        in->size_known = true;
+        in->base = (uint64_t)base;
+        in->size = (uint64_t)st.st_size - in->base;
+        in->seek_holes = true;
+    } else if (S_ISBLK(st.st_mode)) {
+        in->kind = IN_BLK;
+#ifdef BLKGETSIZE64
+        uint64_t bytes;
+        if (ioctl(fd, BLKGETSIZE64, &bytes) == 0) {
+            in->size_known = true;
+            in->size = bytes;
+        }
+#endif
+    }
+#ifdef HAVE_POSIX_FADVISE
+    if (in->kind != IN_STREAM)
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    if (posix_memalign((void **)&in->win, SCAN_BLOCK, wsize) != 0) {
+        in->win = NULL;
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the read window");
+        return -1;
+    }
+    return 0;
+}
+
+/* Read up to n bytes at the current position, retrying short reads, so that
+ * only the end of the input yields a short window.  Returns bytes or -1. */
+static ssize_t in_fill(struct in_src *in, size_t n, struct sp_err *err)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = in->kind == IN_REG
+            ? pread(in->fd, in->win + got, n - got, (off_t)(in->base + in->pos + got))
+            : read(in->fd, in->win + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            sp_err_set(err, SP_ERR_READ, errno, "read error at offset %llu",
+                       (unsigned long long)(in->pos + got));
+            return -1;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* Regular files: find the extent at in->pos.  Sets data_end, or returns the
+ * length of a hole starting at pos (0 when pos is in data). */
+static uint64_t in_locate(struct in_src *in)
+{
+    off_t ad = lseek(in->fd, (off_t)(in->base + in->pos), SEEK_DATA);
+    if (ad < 0) {
+        if (errno == ENXIO)          /* only a hole up to the end */
+            return in->size - in->pos;
+        in->seek_holes = false;      /* not supported here: read it all */
+        in->data_end = in->size;
+        return 0;
+    }
+    uint64_t d = (uint64_t)ad - in->base; /* offsets from here on are relative */
+    uint64_t hole_end = d >= in->size ? in->size : IN_ALIGN(d);
+    if (hole_end > in->pos)
+        return hole_end - in->pos;
+    off_t ah = lseek(in->fd, ad, SEEK_HOLE);
+    uint64_t h = ah < 0 ? in->size : (uint64_t)ah - in->base;
+    uint64_t end = h >= in->size ? in->size : IN_ALIGN_UP(h);
+    in->data_end = end > in->pos ? end : in->size;
+    return 0;
+}
+
+int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err)
+{
+    if (in->eof)
+        return 0;
+    size_t want = in->wsize;
+    if (in->kind == IN_REG) {
+        if (in->pos >= in->size) {
+            in->eof = true;
+            return 0;
+        }
+        if (in->pos >= in->data_end) {
+            uint64_t hole = in->seek_holes ? in_locate(in) : 0;
+            if (!in->seek_holes)
+                in->data_end = in->size;
+            if (hole > 0) {
+                *ext = (struct in_ext){in->pos, hole, NULL};
+                in->pos += hole;
+                in->hole_bytes += hole;
+                return 1;
+            }
+        }
+        if (in->data_end - in->pos < want)
+            want = (size_t)(in->data_end - in->pos);
+    }
+    ssize_t got = in_fill(in, want, err);
+    if (got < 0)
+        return -1;
+    if ((size_t)got < want) {
+        in->eof = true;
+        if (in->kind == IN_REG)
+            in->short_file = true;
+        if (got == 0)
+            return 0;
+    }
+    *ext = (struct in_ext){in->pos, (uint64_t)got, in->win};
+    in->pos += (uint64_t)got;
+    return 1;
+}
+
+bool in_size_changed(const struct in_src *in)
+{
+    if (in->kind != IN_REG)
+        return false;
+    struct stat st;
+    return in->short_file ||
+           (fstat(in->fd, &st) == 0 && (uint64_t)st.st_size != in->base + in->size);
+}
+
+void in_close(struct in_src *in)
+{
+    /* Leave the shared offset where a sequential read would have (the hole
+     * probing moved it). */
+    if (in->kind == IN_REG)
+        (void)lseek(in->fd, (off_t)(in->base + in->pos), SEEK_SET);
+    free(in->win);
+    in->win = NULL;
+}

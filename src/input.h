@@ -1,0 +1,66 @@
+/* input.h — the reader: large reads, holes found instead of read.
+ *
+ * Regular files are walked with SEEK_DATA/SEEK_HOLE: holes come back as zero
+ * extents without a byte read (a 64 GiB hole costs two lseek calls); data
+ * extents are read in windows.  Hole edges are rounded inward to SCAN_BLOCK so
+ * every extent starts on the 4 KiB grid; a hole that reaches the end of the
+ * file may end on a partial block.  Devices, pipes and terminals are read
+ * sequentially, each window filled completely despite short reads, so the
+ * extents seen are the same whatever the read sizes were.
+ *
+ * A regular file is read from its current offset (stdin redirected from a
+ * file another program has partly read); offsets in extents count from
+ * there.  in_close() leaves the file offset just past what was read, as a
+ * sequential reader would.
+ *
+ * Contract: a struct in_src belongs to one thread.  The caller owns the file
+ * descriptor; in_close() frees only the window.  Data pointers returned by
+ * in_next() stay valid until the next call.  Errors are reported through
+ * struct sp_err, never printed.
+ */
+#ifndef SPIGZ_INPUT_H
+#define SPIGZ_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum in_kind { IN_REG, IN_BLK, IN_STREAM };
+
+struct in_src {
+    int fd;
+    enum in_kind kind;
+    bool size_known;    /* regular file with st_size > 0, or a device */
+    uint64_t size;      /* bytes from base to the end, when size_known */
+    uint64_t base;      /* file offset where the input starts (stdin may be
+                           a file already partly read: gzip starts there) */
+    bool seek_holes;    /* SEEK_DATA/SEEK_HOLE work on this file */
+    uint64_t pos;       /* offset of the next extent */
+    uint64_t data_end;  /* end of the data extent being read (regular files) */
+    bool eof;
+    bool short_file;    /* a regular file ended before its initial size */
+    uint8_t *win;
+    size_t wsize;
+    uint64_t hole_bytes; /* bytes skipped as holes */
+};
+
+struct in_ext {
+    uint64_t off, len;
+    const uint8_t *data; /* NULL for a hole: len zero bytes */
+};
+
+/* Prepare to read fd with windows of wsize bytes (a multiple of 4 KiB).
+ * Returns 0 or -1. */
+int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err);
+
+/* The next extent: returns 1 with *ext filled, 0 at the end, -1 on error. */
+int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err);
+
+/* True when a regular file's size differs now from when it was opened. */
+bool in_size_changed(const struct in_src *in);
+
+void in_close(struct in_src *in);
+
+#endif
