@@ -1,0 +1,330 @@
+#!/bin/bash
+# errors.sh — failures: missing and unreadable inputs, read errors midway,
+# disk full, a full device on stdout, signals mid-run, a closed pipe, a file
+# changing size.  On an error the partial output is removed, the input kept,
+# the status is 1 and the message names the file and the cause.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/lib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need gzip cmp stat timeout env head seq truncate
+: "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
+[ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
+env --default-signal=INT true 2>/dev/null || fail "env --default-signal is not supported (coreutils >= 8.31 needed)"
+
+W=$T/w
+R=$T/ref
+mkdir -p "$W" "$R"
+M=$((1024 * 1024))
+
+section() { echo "[${SECONDS}s] $*"; }
+errtext() { tr '\n' '|' < "$T/err" | head -c 400; }
+one_of() { local v=$1 x; shift; for x; do [ "$v" = "$x" ] && return 0; done; return 1; }
+
+# frun [VAR=VALUE...] -- ARG...: spigz ARG... in $W with the environment
+# VAR=VALUE... (e.g. LD_PRELOAD); stderr through a pipe (never a file the
+# shim could fail), stdout in $T/out.  Sets RC and CMD.
+frun() {
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    CMD="${envs[*]} spigz $*"
+    (cd "$W" && exec timeout 120 env "${envs[@]}" "$SPIGZ" "$@") 2>&1 > "$T/out" | cat > "$T/err"
+    RC=${PIPESTATUS[0]}
+}
+
+rc_is() {
+    if [ "$RC" -eq "$2" ]; then
+        pass
+    else
+        fail "$1: '$CMD' exited $RC, expected $2 (stderr: $(errtext))"
+    fi
+}
+
+err_has() {
+    if grep -qF -- "$2" "$T/err"; then
+        pass
+    else
+        fail "$1: stderr of '$CMD' lacks '$2': $(errtext)"
+    fi
+}
+
+absent() { if [ -e "$W/$2" ]; then fail "$1: $2 was left behind (after '$CMD')"; else pass; fi; }
+unchanged() {
+    if cmp -s "$W/$2" "$R/$2"; then pass; else fail "$1: input $2 changed or vanished (after '$CMD')"; fi
+}
+gz_is() {
+    if [ -f "$2" ] && gzip -dc < "$2" 2>/dev/null | cmp -s - "$3"; then
+        pass
+    else
+        fail "$1: $2 does not decode to $3"
+    fi
+}
+
+# only DESC NAME...: $W holds exactly these names (no stray files).
+only() {
+    local desc=$1 got want
+    shift
+    got=$(find "$W" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' ')
+    want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then pass; else fail "$desc: directory holds '$got', expected '$want'"; fi
+}
+
+# mk NAME SIZE: a file of random and text data in $W, with a copy in $R.
+mk() {
+    { head -c $(($2 / 2)) /dev/urandom; seq 1 $(($2 / 4)) | head -c $(($2 - $2 / 2)); } > "$W/$1"
+    cp "$W/$1" "$R/$1"
+}
+
+# ---- missing and unreadable inputs ----
+section "missing and unreadable inputs"
+frun -- missing
+rc_is "a missing file" 1
+err_has "a missing file" "spigz: missing: No such file or directory"
+absent "a missing file: no output" missing.gz
+
+mk ok1 100000
+mk ok2 100000
+: > "$W/notdir"
+frun -- ok1 notdir/x missing ok2
+rc_is "unopenable files among good ones" 1
+err_has "a path through a non-directory" "notdir/x: Not a directory"
+err_has "a missing file among others" "missing: No such file or directory"
+gz_is "unopenable files among good ones: the first is compressed" "$W/ok1.gz" "$R/ok1"
+gz_is "unopenable files among good ones: the last is compressed" "$W/ok2.gz" "$R/ok2"
+rm -f "$W/ok1.gz" "$W/ok2.gz" "$W/notdir"
+
+frun -- ''
+rc_is "an empty file name" 1
+err_has "an empty file name" "No such file or directory"
+frun -- -o new.gz missing
+rc_is "-o OUT with a missing input" 1
+absent "-o OUT with a missing input: OUT not created" new.gz
+long=$(printf 'x%.0s' $(seq 1 254))
+echo data > "$W/$long"
+cp "$W/$long" "$R/$long"
+frun -- "$long"
+rc_is "an output name too long for the file system" 1
+err_has "an output name too long" "File name too long"
+unchanged "an output name too long: input kept" "$long"
+rm -f "$W/$long" "$R/$long"
+(cd "$W" && exec timeout 60 "$SPIGZ" -c "$R/ok1" >&-) 2>&1 | cat > "$T/err"
+RC=${PIPESTATUS[0]} CMD="spigz -c FILE >&-"
+rc_is "a closed stdout" 1
+err_has "a closed stdout" "stdout"
+
+ln -s nowhere "$W/dangling"
+frun -- -f dangling
+rc_is "a dangling link with -f" 1
+err_has "a dangling link with -f" "dangling: No such file or directory"
+absent "a dangling link: no output" dangling.gz
+rm -f "$W/dangling"
+
+mk unr 200000
+frun LD_PRELOAD="$FAULT_SO" FAULT_READ_EIO_AFTER=0 -- unr
+rc_is "an unreadable file (EIO at once)" 1
+err_has "an unreadable file names it" "unr:"
+err_has "an unreadable file gives the cause" "Input/output error"
+absent "an unreadable file: no partial output" unr.gz
+unchanged "an unreadable file is kept" unr
+only "an unreadable file: no stray files" unr
+rm -f "$W/unr" "$R/unr"
+
+# ---- read error midway ----
+section "read error midway"
+mk r $((8 * M))
+for mode in file keep o c p1; do
+    case $mode in
+        file) args=(r) out=r.gz ;;
+        keep) args=(-k r) out=r.gz ;;
+        o) args=(-o r.out r) out=r.out ;;
+        c) args=(-c r) out= ;;
+        p1) args=(-p 1 r) out=r.gz ;;
+    esac
+    frun LD_PRELOAD="$FAULT_SO" FAULT_READ_EIO_AFTER=$((3 * M + 100)) -- "${args[@]}"
+    rc_is "read error midway ($mode)" 1
+    err_has "read error midway ($mode) names the file" "spigz: r:"
+    err_has "read error midway ($mode) gives the cause" "Input/output error"
+    unchanged "read error midway ($mode): input kept" r
+    if [ -n "$out" ]; then
+        absent "read error midway ($mode): partial output removed" "$out"
+    fi
+    only "read error midway ($mode): no stray files" r
+done
+# From standard input redirected from the file.
+(cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_EIO_AFTER=$((2 * M)) exec "$SPIGZ" -o r.out < r) 2>&1 | cat > "$T/err"
+RC=${PIPESTATUS[0]} CMD="spigz -o r.out < r (read error)"
+rc_is "read error on stdin" 1
+err_has "read error on stdin names it" "stdin"
+err_has "read error on stdin gives the cause" "Input/output error"
+absent "read error on stdin: partial -o output removed" r.out
+# In the data after a hole of a sparse file.
+truncate -s $((64 * M)) "$W/sp"
+head -c $((3 * M)) /dev/urandom | dd of="$W/sp" bs=1M seek=40 conv=notrunc status=none
+cp --sparse=always "$W/sp" "$R/sp"
+frun LD_PRELOAD="$FAULT_SO" FAULT_READ_EIO_AFTER=$((M + 4096)) -- -k sp
+rc_is "read error after a hole" 1
+err_has "read error after a hole" "Input/output error"
+absent "read error after a hole: partial output removed" sp.gz
+rm -f "$W/sp" "$R/sp"
+
+# ---- disk full ----
+section "disk full"
+"$SPIGZ" -k -c "$W/r" > "$T/r-full.gz" 2>/dev/null
+full=$(stat -c %s "$T/r-full.gz")
+for n in 0 5 100000 $((full - 1)); do
+    for mode in file o; do
+        case $mode in
+            file) args=(r) out=r.gz ;;
+            o) args=(-o r.out r) out=r.out ;;
+        esac
+        frun LD_PRELOAD="$FAULT_SO" FAULT_WRITE_ENOSPC_AFTER=$n -- "${args[@]}"
+        rc_is "disk full after $n of $full bytes ($mode)" 1
+        err_has "disk full after $n bytes ($mode) names the output" "$out"
+        err_has "disk full after $n bytes ($mode) gives the cause" "No space left on device"
+        absent "disk full after $n bytes ($mode): partial output removed" "$out"
+        unchanged "disk full after $n bytes ($mode): input kept" r
+        only "disk full after $n bytes ($mode): no stray files" r
+    done
+done
+# Exactly enough room: success (the shim and the sizes agree).
+frun LD_PRELOAD="$FAULT_SO" FAULT_WRITE_ENOSPC_AFTER="$full" -- -k r
+rc_is "disk with exactly enough room ($full bytes)" 0
+gz_is "disk with exactly enough room" "$W/r.gz" "$R/r"
+rm -f "$W/r.gz"
+
+# A full device on standard output.
+(cd "$W" && exec timeout 60 "$SPIGZ" -c r) 2>&1 > /dev/full | cat > "$T/err"
+RC=${PIPESTATUS[0]} CMD="spigz -c r > /dev/full"
+rc_is "spigz -c FILE > /dev/full" 1
+err_has "spigz -c FILE > /dev/full" "No space left on device"
+unchanged "spigz -c FILE > /dev/full: input kept" r
+(cd "$W" && exec timeout 60 "$SPIGZ") < /dev/null 2>&1 > /dev/full | cat > "$T/err"
+RC=${PIPESTATUS[0]} CMD="spigz < /dev/null > /dev/full"
+rc_is "an empty input to /dev/full (fails at the final flush)" 1
+err_has "an empty input to /dev/full" "No space left on device"
+
+# An output that cannot be replaced.
+mkdir "$W/outdir"
+frun -- -f -o outdir r
+rc_is "-f -o onto a directory" 1
+unchanged "-f -o onto a directory: input kept" r
+if [ -d "$W/outdir" ]; then pass; else fail "-f -o onto a directory removed the directory"; fi
+rmdir "$W/outdir"
+
+# ---- signals mid-run ----
+section "signals"
+rm -f "$W/r" "$R/r"
+mk big $((40 * M))
+# sig SIGNAL MODE: start spigz slowed down (0.1 s per 1 MiB read), wait until
+# its output exists and a little more, send SIGNAL; it must exit 1 and leave
+# only the input.
+sig() {
+    local s=$1 mode=$2 args out pid
+    case $mode in
+        file) args=(big) out=big.gz ;;
+        o) args=(-o big.out big) out=big.out ;;
+    esac
+    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
+        exec env --default-signal=INT,TERM,HUP "$SPIGZ" "${args[@]}") 2> "$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ -e "$W/$out" ] && break
+        sleep 0.05
+    done
+    sleep 0.5
+    if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid"
+        fail "SIG$s ($mode): spigz ended (status $?) before the signal; output ${out} $( [ -e "$W/$out" ] && echo exists || echo absent)"
+        return
+    fi
+    if [ -e "$W/$out" ]; then pass; else fail "SIG$s ($mode): $out was not created within 5 s"; fi
+    kill -s "$s" "$pid"
+    wait "$pid"
+    RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
+    rc_is "SIG$s mid-run ($mode)" 1
+    absent "SIG$s mid-run ($mode): partial output removed" "$out"
+    unchanged "SIG$s mid-run ($mode): input kept" big
+    only "SIG$s mid-run ($mode): no stray files" big
+}
+sig INT file
+sig TERM file
+sig HUP o
+sig TERM o
+
+# A signal the caller ignores (nohup, background jobs) stays ignored.
+mk small $((6 * M))
+(cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
+    exec env --ignore-signal=INT "$SPIGZ" -k small) 2> "$T/err" &
+pid=$!
+sleep 0.3
+kill -s INT "$pid" 2>/dev/null
+wait "$pid"
+RC=$? CMD="spigz -k small (SIGINT ignored by the caller)"
+rc_is "an ignored SIGINT stays ignored" 0
+gz_is "an ignored SIGINT stays ignored: complete output" "$W/small.gz" "$R/small"
+rm -f "$W/small" "$W/small.gz" "$R/small"
+
+# ---- a closed pipe ----
+section "closed pipe"
+# SIGPIPE as default: killed by it (or exit 1), never a hang (timeout: 124).
+(cd "$W" && exec timeout 60 "$SPIGZ" -c big) 2> "$T/err" | head -c 100 > /dev/null
+RC=${PIPESTATUS[0]}
+check "spigz -c FILE | head -c 100: status $RC (141 = SIGPIPE or 1, not 124 = hang)" \
+    one_of "$RC" 141 1
+# SIGPIPE ignored: a write error, status 1, a message.
+for p in 1 2; do
+    (trap '' PIPE; cd "$W" && exec timeout 60 "$SPIGZ" -p "$p" -c big) 2> "$T/err" | head -c 100 > /dev/null
+    RC=${PIPESTATUS[0]} CMD="spigz -p $p -c big | head -c 100 (SIGPIPE ignored)"
+    rc_is "closed pipe with SIGPIPE ignored (-p $p)" 1
+    err_has "closed pipe with SIGPIPE ignored (-p $p)" "Broken pipe"
+done
+(trap '' PIPE; head -c $((100 * M)) /dev/zero | timeout 60 "$SPIGZ" -c --zero-run 1024) 2> "$T/err" | head -c 10 > /dev/null
+st=("${PIPESTATUS[@]}")
+RC=${st[0]} CMD="head -c 100M /dev/zero | spigz -c | head -c 10 (SIGPIPE ignored)"
+# The status of the pipeline's subshell is spigz's (timeout's).
+rc_is "closed pipe from a pipe input" 1
+unchanged "closed pipe: input kept" big
+only "closed pipe: no stray files" big
+
+# ---- a file changing size while compressed ----
+section "size changes"
+# Wait until spigz has created its output (it then holds the input's size)
+# and is slowed down in its reads, then change the input.
+grow_shrink() {
+    local what=$1 pid
+    mk chg $((8 * M))
+    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=200000 exec "$SPIGZ" -k chg) 2> "$T/err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [ -e "$W/chg.gz" ] && break
+        sleep 0.05
+    done
+    sleep 0.1
+    if [ "$what" = grow ]; then
+        head -c $((2 * M)) /dev/urandom >> "$W/chg"
+    else
+        truncate -s $((3 * M)) "$W/chg"
+    fi
+    wait "$pid"
+    RC=$? CMD="spigz -k chg (input ${what}s)"
+    rc_is "a file that ${what}s while compressed: a warning" 2
+    err_has "a file that ${what}s: the warning" "chg"
+    err_has "a file that ${what}s: the warning says so" "changed"
+    # The output is a valid gzip of what was read: a prefix of the data.
+    local gz n
+    gzip -dc < "$W/chg.gz" > "$T/chg.out" 2>/dev/null
+    gz=$?
+    n=$(stat -c %s "$T/chg.out")
+    if [ "$gz" -eq 0 ] && [ "$n" -gt 0 ] && cmp -s "$T/chg.out" <(head -c "$n" "$W/chg") &&
+        cmp -s "$T/chg.out" <(head -c "$n" "$R/chg"); then
+        pass
+    else
+        fail "a file that ${what}s: chg.gz (gzip status $gz, $n bytes) is not a prefix of the data"
+    fi
+    rm -f "$W/chg" "$W/chg.gz" "$R/chg"
+}
+grow_shrink grow
+grow_shrink shrink
+
+finish

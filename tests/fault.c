@@ -1,0 +1,90 @@
+/* fault.c — an LD_PRELOAD shim for the error tests: make reads of regular
+ * files fail (EIO) after a number of bytes, writes to regular files fail
+ * (ENOSPC, "disk full") after a number of bytes, or reads slow down so a
+ * signal can arrive mid-run.  Pipes and terminals are never touched.
+ *
+ *   FAULT_READ_EIO_AFTER=N   FAULT_WRITE_ENOSPC_AFTER=N   FAULT_READ_DELAY_US=U
+ *
+ * Test-only: not installed, not linked into spigz.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_llong fault_read_total, fault_write_total;
+
+static long long fault_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL ? atoll(v) : -1;
+}
+
+static int fault_is_file(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
+}
+
+/* Returns -1 with errno set when this read must fail, else 0. */
+static int fault_before_read(int fd, size_t n)
+{
+    if (!fault_is_file(fd))
+        return 0;
+    long long delay = fault_env("FAULT_READ_DELAY_US");
+    if (delay > 0) {
+        struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    long long limit = fault_env("FAULT_READ_EIO_AFTER");
+    if (limit >= 0 && atomic_fetch_add(&fault_read_total, (long long)n) + (long long)n > limit) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+    static ssize_t (*real)(int, void *, size_t);
+    if (real == NULL)
+        real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+    return fault_before_read(fd, n) != 0 ? -1 : real(fd, buf, n);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+    static ssize_t (*real)(int, void *, size_t, off_t);
+    if (real == NULL)
+        real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+    return fault_before_read(fd, n) != 0 ? -1 : real(fd, buf, n, off);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    return pread64(fd, buf, n, off);
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    static ssize_t (*real)(int, const void *, size_t);
+    if (real == NULL)
+        real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    long long limit = fault_env("FAULT_WRITE_ENOSPC_AFTER");
+    if (limit >= 0 && fault_is_file(fd)) {
+        long long before = atomic_fetch_add(&fault_write_total, (long long)n);
+        if (before + (long long)n > limit) {
+            /* A short write first, as a filling disk does, then ENOSPC. */
+            if (before < limit)
+                return real(fd, buf, (size_t)(limit - before));
+            errno = ENOSPC;
+            return -1;
+        }
+    }
+    return real(fd, buf, n);
+}

@@ -1,0 +1,20 @@
+# lib.sh — shared helpers for the shell tests.  Source it; it sets up a
+# scratch directory (removed on exit) and counts failures.
+set -u
+: "${SPIGZ:?SPIGZ must point at the spigz binary}"
+: "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+FAILS=0
+CHECKS=0
+
+pass() { CHECKS=$((CHECKS + 1)); }
+fail() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); echo "FAIL: $*" >&2; }
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() { local d=$1; shift; if "$@"; then pass; else fail "$d"; fi; }
+# need TOOL...: a missing tool is a failure, never a silent skip.
+need() { local t; for t in "$@"; do command -v "$t" >/dev/null 2>&1 || { fail "required tool '$t' is not installed"; }; done; }
+finish() {
+    echo "$(basename "$0"): $CHECKS checks, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+}
