@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install what building, testing, the demo and the benchmark need, on Debian 12
+# (bookworm) or a close relative.  Runs apt-get as root, or through sudo.
+# Usage: scripts/deps.sh [build|test|bench]   (default: test)
+set -eu
+what=${1:-test}
+build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev check"
+test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools util-linux e2fsprogs clang"
+bench="$test time"
+case $what in
+    build) pkgs=$build ;;
+    test) pkgs=$test ;;
+    bench) pkgs=$bench ;;
+    *) echo "usage: $0 [build|test|bench]" >&2; exit 1 ;;
+esac
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+echo "installing:$missing"
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

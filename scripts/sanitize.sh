@@ -1,0 +1,34 @@
+#!/bin/sh
+# The tests under sanitizers, each in its own out-of-tree build:
+#   asan: every test (unit and shell) with AddressSanitizer + UBSan;
+#   tsan: the pool and pipeline unit tests with ThreadSanitizer.
+# Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
+base=${SANITIZE_DIR:-${TMPDIR:-/tmp}/spigz-sanitize}
+[ "$#" -gt 0 ] || set -- asan tsan
+for kind in "$@"; do
+    dir=$base/$kind
+    rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+    case $kind in
+    asan)
+        flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+        "$top/configure" -q CC=clang CFLAGS="$flags" LDFLAGS="-fsanitize=address,undefined"
+        make -s -j"$(nproc)"
+        # fault.so is preloaded into a sanitized binary: the ASan runtime must come first.
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            make -s -j"$(nproc)" check
+        ;;
+    tsan)
+        flags="-O1 -g -fsanitize=thread"
+        "$top/configure" -q CC=clang CFLAGS="$flags" LDFLAGS="-fsanitize=thread"
+        make -s -j"$(nproc)"
+        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+            make -s -j"$(nproc)" check TESTS="tests/check_pool tests/check_compress"
+        ;;
+    *) echo "usage: $0 [asan|tsan]..." >&2; exit 1 ;;
+    esac
+    echo "sanitizer $kind: all tests passed"
+done
