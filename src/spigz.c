@@ -666,6 +666,7 @@ int main(int argc, char **argv)
     if (uses_stdout && !c.force && isatty(STDOUT_FILENO)) {
         cli_msg("compressed data not written to a terminal. Use -f to force compression.");
         fprintf(stderr, "For help, type: %s -h\n", cli_prog);
+        free(files);
         return EXIT_ERR;
     }
     cli_signals_install();
