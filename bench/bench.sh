@@ -1,0 +1,1035 @@
+#!/usr/bin/env bash
+# bench.sh — spigz against pigz, gzip, igzip and libdeflate-gzip, side by side.
+#
+# usage: bench/bench.sh [options]
+#   --images LIST   comma-separated images, in order (default:
+#                   zeros-dense,data,ext4-usr,ext4-usr-dense,zeros-sparse)
+#   --skip LIST     tools to leave out (repeatable): spigz-pipe,pigz,gzip,igzip
+#                   (both rows), igzip-1,igzip-3,libdeflate; pigz, gzip, igzip
+#                   and libdeflate also leave out their restore rows
+#   --threads N     threads for spigz, pigz and igzip (default 2)
+#   --level N       level 1-9 for spigz, pigz, gzip, libdeflate-gzip (default 6;
+#                   igzip always runs -1 and -3, its own scale is 0-3)
+#   --timeout S     per-run time limit in seconds (default 300)
+#   --runs N        spigz runs per image, the median is reported (default 3)
+#   --quick         skip the content check of the 64 GiB spigz output
+#   --wait-idle S   before each run wait up to S s for the rest of the machine
+#                   to go quiet (< 0.15 cores busy); default 0 (do not wait)
+#   --out FILE      also write the report to FILE (Markdown)
+#   --dir DIR       image directory (default $BENCH_DIR, else /var/tmp/spigz-bench);
+#                   missing images are built by bench/mkimages.sh first
+#   --outdir DIR    where compressed outputs go while measured (default DIR/out)
+#   --spigz PATH    the spigz under test (default $SPIGZ, else the spigz built
+#                   in the checkout this script belongs to)
+#   --restore-images LIST  images for the restore (decompression) section
+#                   (default ext4-usr-dense): each is compressed once by spigz
+#                   and by pigz, then spigz -d/-t, igzip -d, pigz -d/-t, gzip -d
+#                   and libdeflate-gunzip are timed on those files
+#   --no-restore    skip the restore section
+#   --restore-only  skip the compression section (run only the restore one)
+#
+# The report (stdout, Markdown) has the machine, one table per image, the
+# restore tables, the issue's targets with PASS/FAIL, and the checks of
+# spigz's outputs.  Progress goes to stderr.  Exit status: 0 all targets PASS
+# and every spigz output verified; 1 spigz failed or produced a wrong output
+# (or restored without the expected path: the index on spigz files, the
+# sequential one on pigz files), or a usage/setup error; 2 outputs correct
+# but a performance target FAILs.
+
+# The whole script is one { ... } block: bash parses it completely before
+# running it, so editing or updating this file during a long run is harmless.
+{
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+t_start=${EPOCHREALTIME/./}
+
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+say() { printf 'bench: %s\n' "$*" >&2; }
+usage() { sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+
+ALL_IMAGES=(zeros-dense data ext4-usr ext4-usr-dense zeros-sparse)
+ALL_TOOLS=(spigz spigz-pipe pigz gzip igzip-1 igzip-3 libdeflate)
+
+threads=2 level=6 timeout_s=300 runs=3 quick=0 mdout='' images_arg='' wait_idle=0
+restore_arg=ext4-usr-dense no_restore=0 restore_only=0
+imgdir=${BENCH_DIR:-/var/tmp/spigz-bench} outbase=''
+declare -A skip=()
+
+needarg() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+while (($#)); do
+  case $1 in
+    --images) needarg "$@"; images_arg=$2; shift ;;
+    --skip) needarg "$@"
+      IFS=, read -r -a sk <<<"$2"
+      for t in "${sk[@]}"; do
+        case $t in
+          igzip) skip[igzip-1]=1; skip[igzip-3]=1 ;;
+          libdeflate-gzip) skip[libdeflate]=1 ;;
+          spigz) die "spigz is the tool under test: it cannot be skipped" ;;
+          spigz-pipe|pigz|gzip|igzip-1|igzip-3|libdeflate) skip[$t]=1 ;;
+          *) die "unknown tool '$t' for --skip (known: ${ALL_TOOLS[*]:1} igzip)" ;;
+        esac
+      done
+      shift ;;
+    -p|--threads) needarg "$@"; threads=$2; shift ;;
+    --level) needarg "$@"; level=$2; shift ;;
+    --timeout) needarg "$@"; timeout_s=$2; shift ;;
+    --runs) needarg "$@"; runs=$2; shift ;;
+    --quick) quick=1 ;;
+    --wait-idle) needarg "$@"; wait_idle=$2; shift ;;
+    --out) needarg "$@"; mdout=$2; shift ;;
+    --dir) needarg "$@"; imgdir=$2; shift ;;
+    --outdir) needarg "$@"; outbase=$2; shift ;;
+    --spigz) needarg "$@"; SPIGZ=$2; shift ;;
+    --restore-images) needarg "$@"; restore_arg=$2; shift ;;
+    --no-restore) no_restore=1 ;;
+    --restore-only) restore_only=1 ;;
+    -h|--help) usage 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+  shift
+done
+[[ $threads =~ ^[1-9][0-9]*$ ]] || die "--threads wants a positive integer"
+[[ $level =~ ^[1-9]$ ]] || die "--level wants 1-9"
+[[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout wants whole seconds"
+[[ $runs =~ ^[1-9]$ ]] || die "--runs wants 1-9"
+[[ $wait_idle =~ ^[0-9]+$ ]] || die "--wait-idle wants whole seconds"
+
+images=()
+if [[ -n $images_arg ]]; then
+  IFS=, read -r -a req <<<"$images_arg"
+  for i in "${req[@]}"; do
+    i=${i%.img}
+    case " ${ALL_IMAGES[*]} " in *" $i "*) images+=("$i") ;; *) die "unknown image '$i' (known: ${ALL_IMAGES[*]})" ;; esac
+  done
+else
+  images=("${ALL_IMAGES[@]}")
+fi
+((no_restore && restore_only)) && die "--no-restore and --restore-only leave nothing to run"
+((restore_only)) && images=()
+rimages=()
+declare -A restore_set=()
+if ((!no_restore)); then
+  IFS=, read -r -a req <<<"$restore_arg"
+  for i in "${req[@]}"; do
+    i=${i%.img}
+    case " ${ALL_IMAGES[*]} " in *" $i "*) ;; *) die "unknown image '$i' for --restore-images (known: ${ALL_IMAGES[*]})" ;; esac
+    [[ -n ${restore_set[$i]:-} ]] && continue
+    rimages+=("$i") restore_set[$i]=1
+  done
+fi
+
+# ---- tools ------------------------------------------------------------------
+if [[ -n ${SPIGZ:-} ]]; then
+  spigz=$SPIGZ
+  [[ $spigz == */* ]] || spigz=$(command -v "$spigz" || true)
+  [[ -n $spigz && -f $spigz && -x $spigz ]] || die "the spigz to test, ${SPIGZ} (SPIGZ or --spigz), is not an executable file"
+else
+  spigz=$(cd "$here/.." && pwd -P)/spigz
+  [[ -f $spigz && -x $spigz ]] || die "spigz was not built: no executable $spigz (run ./autogen.sh && ./configure && make, or set SPIGZ=/path/to/spigz)"
+fi
+command -v pigz >/dev/null || die "pigz is not installed (Debian package pigz): it is the reference for the targets"
+command -v gzip >/dev/null || die "gzip is not installed (Debian package gzip)"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is not installed (Debian package time)"
+command -v timeout >/dev/null || die "timeout is missing (Debian package coreutils)"
+command -v python3 >/dev/null || die "python3 is not installed (Debian package python3): it checks spigz's outputs"
+have_igzip=1 have_libdeflate=1
+if ! command -v igzip >/dev/null; then
+  have_igzip=0
+  if [[ -z ${skip[igzip-1]:-}${skip[igzip-3]:-} ]]; then say "igzip is not installed (Debian package isal): skipping its rows"; fi
+  skip[igzip-1]=1 skip[igzip-3]=1
+fi
+if ! command -v libdeflate-gzip >/dev/null; then
+  have_libdeflate=0
+  [[ -n ${skip[libdeflate]:-} ]] || say "libdeflate-gzip is not installed (Debian package libdeflate-tools): skipping its row"
+  skip[libdeflate]=1
+fi
+have_gunzip=1  # libdeflate-gunzip, for the restore section
+command -v libdeflate-gunzip >/dev/null || have_gunzip=0
+tools=()
+for t in "${ALL_TOOLS[@]}"; do [[ -n ${skip[$t]:-} ]] || tools+=("$t"); done
+
+# ---- images -----------------------------------------------------------------
+t_img=${EPOCHREALTIME/./}
+build=("${images[@]}" "${rimages[@]}")
+only=$(IFS=,; echo "${build[*]}")
+"$here/mkimages.sh" --only "$only" "$imgdir" || die "building the images failed"
+t_img=$(( ${EPOCHREALTIME/./} - t_img ))
+imgdir=$(cd "$imgdir" && pwd -P)
+
+outbase=${outbase:-$imgdir/out}
+mkdir -p "$outbase"
+run=$(mktemp -d "$outbase/run.XXXXXX")
+child=''
+vpids=()
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+  local p
+  [[ -n $child ]] && kill -TERM "$child" 2>/dev/null
+  for p in "${vpids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'say interrupted; exit 130' INT TERM HUP
+
+avail=$(df -P -B1 "$run" | awk 'NR==2 {print $4}')
+((avail > 2 << 30)) || die "less than 2 GiB free in $outbase for the compressed outputs"
+
+# ---- python helpers for the checks -------------------------------------------
+cat >"$run/check.py" <<'PY'
+"""check.py members GZ SIZE  -- the first gzip member inflates (zlib, CRC and
+                                 ISIZE checked) to exactly SIZE bytes and every
+                                 later member is empty;
+   check.py zeros SIZE        -- stdin is exactly SIZE zero bytes;
+   check.py bodysha GZ        -- sha256 of GZ after its gzip header (which holds
+                                 the file name and time, not the content)."""
+import hashlib, sys, zlib
+
+def header_len(f):
+    h = f.read(10)
+    if len(h) < 10 or h[:3] != b'\x1f\x8b\x08' or h[3] & 0xe0:
+        sys.exit('not a gzip header')
+    flg, n = h[3], 10
+    if flg & 4:
+        xlen = int.from_bytes(f.read(2), 'little')
+        f.read(xlen)
+        n += 2 + xlen
+    for bit in (8, 16):
+        if flg & bit:
+            while True:
+                c = f.read(1)
+                if not c:
+                    sys.exit('truncated gzip header')
+                n += 1
+                if c == b'\0':
+                    break
+    if flg & 2:
+        f.read(2)
+        n += 2
+    return n
+
+def bodysha(path):
+    with open(path, 'rb') as f:
+        header_len(f)
+        h = hashlib.sha256()
+        while buf := f.read(1 << 20):
+            h.update(buf)
+    print(h.hexdigest())
+
+def members(path, size):
+    with open(path, 'rb') as f:
+        d, n, k = zlib.decompressobj(31), 0, 0
+        rest = b''
+        while not d.eof:
+            buf = f.read(1 << 16)
+            if not buf:
+                sys.exit(f'first member is truncated after {n} bytes')
+            out = d.decompress(buf, 1 << 22)
+            n += len(out)
+            while d.unconsumed_tail and not d.eof:
+                n += len(d.decompress(d.unconsumed_tail, 1 << 22))
+        rest = d.unused_data + f.read()
+    if n != size:
+        sys.exit(f'first member holds {n} bytes, the image has {size}')
+    while rest:
+        e = zlib.decompressobj(31)
+        if e.decompress(rest) or not e.eof:
+            sys.exit(f'member {k + 2} is not an empty gzip member')
+        rest = e.unused_data
+        k += 1
+    print(f'1 data member of {n} bytes + {k} empty member(s)')
+
+def zeros(size):
+    B, n, f = 1 << 20, 0, sys.stdin.buffer
+    z = bytes(B)
+    while True:
+        b = f.read(B)
+        if not b:
+            break
+        if b != (z if len(b) == B else bytes(len(b))):
+            sys.exit(f'non-zero byte in [{n}, {n + len(b)})')
+        n += len(b)
+    if n != size:
+        sys.exit(f'{n} bytes inflated, the image has {size}')
+    print(f'{n} zero bytes')
+
+if sys.argv[1] == 'members':
+    members(sys.argv[2], int(sys.argv[3]))
+elif sys.argv[1] == 'bodysha':
+    bodysha(sys.argv[2])
+else:
+    zeros(int(sys.argv[2]))
+PY
+
+# ---- report -------------------------------------------------------------------
+if [[ -n $mdout ]]; then : >"$mdout" || die "cannot write $mdout"; fi
+rep() {
+  printf '%s\n' "$@"
+  if [[ -n $mdout ]]; then printf '%s\n' "$@" >>"$mdout"; fi
+}
+# table: rows are TSV lines; the first is the header; a column whose header
+# starts with '>' is right-aligned.  Renders as an aligned Markdown table.
+table() {
+  local out
+  out=$(printf '%s\n' "$@" | awk -F'\t' '
+    { for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } if (NF > nf) nf = NF; nr = NR }
+    END {
+      for (i = 1; i <= nf; i++) { r[i] = substr(c[1, i], 1, 1) == ">"; if (r[i]) { c[1, i] = substr(c[1, i], 2) } }
+      for (n = 1; n <= nr; n++) {
+        line = "|"
+        for (i = 1; i <= nf; i++) line = line " " sprintf(r[i] ? "%" w[i] "s" : "%-" w[i] "s", c[n, i]) " |"
+        print line
+        if (n == 1) {
+          line = "|"
+          for (i = 1; i <= nf; i++) { d = ""; for (j = 0; j < w[i]; j++) d = d "-"; line = line (r[i] ? " " substr(d, 2) ": |" : " " d " |") }
+          print line
+        }
+      }
+    }')
+  rep "$out"
+}
+calc() { awk -v a="$2" -v b="${3:-0}" "BEGIN { printf \"$1\", $4 }"; }  # calc FMT A B EXPR
+
+first_line() {  # first non-blank line, without the run directory, '|', tabs and excess
+  local l
+  l=$(sed -n '/[^[:space:]]/{s/[|]/\//g;s/\t/ /g;p;q}' "$1")
+  l=${l//"${run:-/nonexistent}/"/}
+  ((${#l} <= 80)) || l="${l:0:80}..."
+  printf '%s\n' "$l"
+}
+# load: 1-minute load average (kernel-wide, so it shows other users of the
+# machine too) and the CPU pressure of the last 10 s
+load() {
+  local l p
+  l=$(cut -d' ' -f1 /proc/loadavg)
+  p=$(sed -n 's/^some avg10=\([0-9.]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null || true)
+  printf 'loadavg %s%s' "$l" "${p:+, cpu pressure ${p}%}"
+}
+ver() { { "$@" 2>&1 || true; } | sed -n '1{s/[|]/\//g;p}'; }
+debver() { dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo '?'; }
+
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n1)
+mem=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
+# shellcheck disable=SC1091
+os=$( (. /etc/os-release && echo "$PRETTY_NAME") 2>/dev/null || echo '?')
+spigz_v=$(ver "$spigz" -V)
+stand_in=0
+[[ $spigz_v == spigz* ]] || stand_in=1
+
+rep "# spigz benchmark" ""
+rep "- date: $(date '+%Y-%m-%d %H:%M:%S %Z')"
+rep "- machine: ${cpu:-?}, $(nproc) cores online ($(lscpu 2>/dev/null | sed -n 's/^Thread(s) per core: *//p') thread(s) per core), $mem RAM"
+rep "- system: $os, kernel $(uname -srm)"
+rep "- images: $imgdir ($(df -P -T "$imgdir" | awk 'NR==2 {print $2}'), /usr sample $(sed -n 's/.*usr-list \([0-9a-f]*\).*/\1/p' "$imgdir/.ext4-usr.stamp" "$imgdir/.data.stamp" 2>/dev/null | sort -u | paste -sd, - || true))"
+rep "- load at start: $(load) (anything but this bench running makes the numbers noisy)"
+rep "- settings: threads $threads, level $level, timeout ${timeout_s} s per run, spigz median of $runs run(s); page cache warmed before each image"
+if ((${#rimages[@]})); then
+  rep "- restore section: $(IFS=,; echo "${rimages[*]}") (decompression of the image compressed by spigz and by pigz at -p $threads, default level)"
+else
+  rep "- restore section: not run (--no-restore)"
+fi
+((restore_only)) && rep "- compression section: not run (--restore-only)"
+rep "- spigz: $spigz: $spigz_v"
+if ((stand_in)); then
+  rep "- **WARNING: SPIGZ is a stand-in (its -V does not say spigz): these numbers are not spigz's.**"
+fi
+rep "- pigz: $(ver pigz -V) (deb $(debver pigz))"
+rep "- gzip: $(ver gzip -V) (deb $(debver gzip))"
+((have_igzip)) && rep "- igzip: $(ver igzip -V) (deb isal $(debver isal))"
+((have_libdeflate)) && rep "- libdeflate-gzip: $(ver libdeflate-gzip -V) (deb libdeflate-tools $(debver libdeflate-tools))"
+if ((${#rimages[@]} && !have_gunzip)) && [[ -z ${skip[libdeflate]:-} ]]; then
+  say "libdeflate-gunzip is not installed (Debian package libdeflate-tools): skipping its restore row"
+fi
+((${#images[@]})) && rep "" "Commands (IMG is the image file, OUT a file in $outbase; every tool reads IMG by name except spigz-pipe):" ""
+# shellcheck disable=SC2016  # the pipe command is expanded by the inner bash
+cmdline() {  # cmdline TOOL IMG -> sets cmd=()
+  case $1 in
+    spigz) cmd=("$spigz" -c -p "$threads" "-$level" "$2") ;;
+    spigz-pipe) cmd=(bash -c 'set -o pipefail; cat -- "$1" | "$2" -c -p "$3" "-$4"' spigz-pipe "$2" "$spigz" "$threads" "$level") ;;
+    pigz) cmd=(pigz -c -p "$threads" "-$level" "$2") ;;
+    gzip) cmd=(gzip -c "-$level" "$2") ;;
+    igzip-1) cmd=(igzip -c -1 -T "$threads" "$2") ;;
+    igzip-3) cmd=(igzip -c -3 -T "$threads" "$2") ;;
+    libdeflate) cmd=(libdeflate-gzip -c "-$level" "$2") ;;
+  esac
+}
+declare -A what=(
+  [spigz]="spigz -c -p $threads -$level IMG > OUT"
+  [spigz-pipe]="cat IMG | spigz -c -p $threads -$level > OUT  (stdin is a pipe, as in dd | spigz)"
+  [pigz]="pigz -c -p $threads -$level IMG > OUT"
+  [gzip]="gzip -c -$level IMG > OUT  (single-threaded)"
+  [igzip-1]="igzip -c -1 -T $threads IMG > OUT  (ISA-L, levels 0-3 only)"
+  [igzip-3]="igzip -c -3 -T $threads IMG > OUT  (ISA-L, levels 0-3 only)"
+  [libdeflate]="libdeflate-gzip -c -$level IMG > OUT  (single-threaded; maps the whole file and needs an output buffer as large)"
+)
+if ((${#images[@]})); then for t in "${tools[@]}"; do rep "- $t: ${what[$t]}"; done; fi
+rep "" "Each run: \`timeout $timeout_s /usr/bin/time -f '%e %M %U %S' CMD\`; time is wall clock (bash EPOCHREALTIME, µs) around it, RSS the peak of the process (for spigz-pipe the largest of cat and spigz). MB/s = image bytes / time / 10^6; out/in = output bytes / image bytes; vs spigz = tool time / spigz time; other CPU = cores busy with anything but the tool during the run (whole machine, /proc/stat, minus the tool's user+sys time; for spigz the largest over its runs): well above 0.05 means the run was disturbed." ""
+if ((${#rimages[@]})); then
+  rep "Restore section: IN is the spigz file or the pigz file of the image, OUT a regular file in $run/restore, deleted after each run, then sync; each run starts after a sync and a 1 s pause. spigz -d runs with -vv, which only adds its report line on stderr naming the path taken (\"parallel, through the index\" or \"sequential\"); it is checked on every run, and each file spigz restores is compared with the image (cmp). MB/s = uncompressed bytes / time / 10^6; vs spigz = time / the time of spigz's row of the same kind on the same file (-d to /dev/null, -d to a file, -t); allocated = the allocated blocks of OUT times their size (stat %b * %B), for spigz after the cmp and an fsync, the largest over its runs; other CPU as above, and for a file output it includes the kernel's writeback of it. spigz's times are the median of $runs run(s), the other tools run once." ""
+fi
+
+# ---- running ------------------------------------------------------------------
+# busy CPU ticks of the whole machine (user nice system irq softirq steal)
+busy_ticks() {
+  local _c u n s _i _w q sq st _r
+  read -r _c u n s _i _w q sq st _r </proc/stat
+  echo $((u + n + s + q + sq + st))
+}
+clk_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# run_one TOOL IMG OUT: sets r_status (ok|timeout|failed) r_time (s) r_rss (KiB)
+# r_other (cores used by others during the run, '' if unknown) r_err
+run_one() {
+  cmdline "$1" "$2"
+  run_cmd "$3" "${cmd[@]}"
+}
+# run_cmd OUT CMD...: runs CMD with stdout to OUT and stderr to $run/err; sets
+# the same r_* as run_one
+run_cmd() {
+  local rc=0 t0 t1 m us ss b0 b1 out=$1
+  shift
+  : >"$run/time"
+  b0=$(busy_ticks)
+  t0=${EPOCHREALTIME/./}
+  timeout -k 10 "$timeout_s" /usr/bin/time -f '%e %M %U %S' -o "$run/time" "$@" >"$out" 2>"$run/err" &
+  child=$!
+  wait "$child" || rc=$?
+  t1=${EPOCHREALTIME/./}
+  b1=$(busy_ticks)
+  child=''
+  r_time=$(calc '%.6f' "$((t1 - t0))" 0 'a / 1e6')
+  m='' us='' ss=''
+  read -r _ m us ss < <(tail -n1 "$run/time") || true
+  r_rss=${m:-}
+  [[ $r_rss =~ ^[0-9]+$ ]] || r_rss=''
+  r_other=''
+  if [[ $us =~ ^[0-9.]+$ && $ss =~ ^[0-9.]+$ ]]; then
+    r_other=$(awk -v b="$((b1 - b0))" -v hz="$clk_tck" -v u="$us" -v s="$ss" -v w="$((t1 - t0))" \
+      'BEGIN { o = (b / hz - u - s) / (w / 1e6); printf "%.2f", o < 0 ? 0 : o }')
+  fi
+  r_err=''
+  if ((rc == 0)); then
+    r_status=ok
+  elif ((rc == 124 || ((rc == 137 || rc == 143) && (t1 - t0) >= timeout_s * 1000000))); then
+    r_status=timeout
+  else
+    r_status=failed
+    r_err=$(first_line "$run/err")
+    [[ -n $r_err ]] || r_err="exit status $rc"
+  fi
+}
+
+declare -A res_status res_time res_rss res_bytes res_other
+# idle: wait up to $wait_idle s until the machine's other load is below 0.15 cores
+idle() {
+  ((wait_idle > 0)) || return 0
+  local t0=$SECONDS b0 b1 c
+  while :; do
+    b0=$(busy_ticks); sleep 1; b1=$(busy_ticks)
+    c=$(awk -v b="$((b1 - b0))" -v hz="$clk_tck" 'BEGIN { printf "%.2f", b / hz }')
+    awk -v c="$c" 'BEGIN { exit !(c < 0.15) }' && return 0
+    if ((SECONDS - t0 >= wait_idle)); then say "machine still busy ($c cores) after ${wait_idle} s: running anyway"; return 0; fi
+  done
+}
+declare -A chk chk_runs chk_pipe  # per image: verification text, run/pipe sameness
+fail_correct=0
+verified_sha=''  # body sha256 of the verified spigz output of ext4-usr (dense shares it)
+bodysha() { python3 "$run/check.py" bodysha "$1" 2>/dev/null || echo "invalid gzip header: $1"; }
+
+# verify IMG GZ SIZE LABEL: 0 when the output is right; appends to $vtext
+verify_full() {
+  local img=$1 gz=$2 size=$3 p1 p2 p3 r1=0 r2=0 r3=0
+  timeout 3600 gzip -t "$gz" >"$run/v1" 2>&1 & p1=$!
+  # shellcheck disable=SC2016
+  timeout 3600 bash -c 'set -o pipefail; gzip -dc -- "$1" | cmp -- - "$2"' v "$gz" "$img" >"$run/v2" 2>&1 & p2=$!
+  timeout 3600 python3 "$run/check.py" members "$gz" "$size" >"$run/v3" 2>&1 & p3=$!
+  vpids=("$p1" "$p2" "$p3")
+  wait "$p1" || r1=$?
+  wait "$p2" || r2=$?
+  wait "$p3" || r3=$?
+  vpids=()
+  local txt=''
+  if ((r1 == 0)); then txt+="gzip -t ok"; else txt+="gzip -t FAILED ($(first_line "$run/v1"))"; fi
+  if ((r2 == 0)); then txt+=", gzip -dc | cmp identical"; else txt+=", gzip -dc | cmp FAILED ($(first_line "$run/v2"))"; fi
+  if ((r3 == 0)); then txt+=", zlib: $(first_line "$run/v3")"; else txt+=", zlib member check FAILED ($(first_line "$run/v3"))"; fi
+  vtext=$txt
+  ((r1 == 0 && r2 == 0 && r3 == 0))
+}
+verify_zeros() {  # the 64 GiB hole: one fast streaming inflate, zeros and length checked
+  local gz=$1 size=$2 rc=0 dec
+  if ((have_igzip)); then dec=igzip; else dec=gzip; fi
+  # shellcheck disable=SC2016
+  timeout 3600 bash -c 'set -o pipefail; "$1" -dc -- "$2" | python3 "$3" zeros "$4"' v "$dec" "$gz" "$run/check.py" "$size" >"$run/v1" 2>&1 &
+  vpids=("$!")
+  wait "$!" || rc=$?
+  vpids=()
+  if ((rc == 0)); then
+    vtext="$dec -dc (CRC and length checked) | all $(first_line "$run/v1")"
+  else
+    vtext="$dec -dc | zero check FAILED ($(first_line "$run/v1"))"
+  fi
+  return "$rc"
+}
+
+# The restore section needs IMG compressed by `spigz -p N -c` and `pigz -p N -c`
+# (default level): at -6 the compression runs above are exactly those, so
+# their outputs are kept for it instead of being made a second time.
+rdir=$run/restore
+mkdir -p "$rdir"
+keep_for_restore() {  # keep_for_restore IMG TOOL FILE: 0 when FILE was kept
+  [[ $level == 6 && -n ${restore_set[$1]:-} ]] || return 1
+  mv -f -- "$3" "$rdir/$1.$2.gz"
+}
+
+for img in "${images[@]}"; do
+  path=$imgdir/$img.img
+  size=$(stat -c %s "$path")
+  read -r blk bsz < <(stat -c '%b %B' "$path")
+  alloc=$((blk * bsz))
+  t_i=${EPOCHREALTIME/./}
+  if ((alloc > 0)); then
+    say "$img: warming the page cache"
+    cat -- "$path" >/dev/null
+  fi
+  rows=()
+  sp_time='' sp_out="$run/$img.spigz.gz"
+  same_runs='' same_pipe=''
+  for t in "${tools[@]}"; do
+    out=$run/$img.$t.gz
+    [[ $t == spigz ]] && out=$sp_out
+    n=1
+    [[ $t == spigz ]] && n=$runs
+    times=() rssmax='' st=ok err='' bytes='' label='' othmax=''
+    for ((k = 1; k <= n; k++)); do
+      o=$out
+      ((k > 1)) && o=$run/$img.spigz.again.gz
+      ((n > 1)) && label=" (run $k/$n)"
+      say "$img: $t$label"
+      idle
+      run_one "$t" "$path" "$o"
+      if [[ $r_status != ok ]]; then st=$r_status err=$r_err times=("$r_time"); rssmax=$r_rss; break; fi
+      times+=("$r_time")
+      if [[ -n $r_rss ]] && { [[ -z $rssmax ]] || ((r_rss > rssmax)); }; then rssmax=$r_rss; fi
+      if [[ -n $r_other ]] && { [[ -z $othmax ]] || awk -v a="$r_other" -v b="$othmax" 'BEGIN { exit !(a > b) }'; }; then othmax=$r_other; fi
+      if ((k > 1)); then
+        if cmp -s "$out" "$o"; then same_runs=${same_runs:-yes}; else same_runs=no; fi
+        rm -f "$o"
+      fi
+    done
+    # median time of the runs
+    tm=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    say "$img: $t: $st, $tm s${err:+ ($err)}"
+    if [[ $st == ok ]]; then bytes=$(stat -c %s "$out"); fi
+    res_status[$img,$t]=$st res_time[$img,$t]=$tm res_rss[$img,$t]=$rssmax res_bytes[$img,$t]=$bytes res_other[$img,$t]=$othmax
+    # keep spigz's output for the checks; the pipe's only if it differs
+    if [[ $t == spigz ]]; then
+      sp_time=$tm
+    elif [[ $t == spigz-pipe && $st == ok && ${res_status[$img,spigz]} == ok ]]; then
+      # a file's name and time go into the gzip header (-N, as pigz and gzip do);
+      # from a pipe there are none: compare what follows the header
+      if [[ $(bodysha "$sp_out") == "$(bodysha "$out")" ]]; then same_pipe=yes; rm -f "$out"; else same_pipe=no; fi
+    elif [[ $t == pigz && $st == ok ]] && keep_for_restore "$img" pigz "$out"; then
+      :  # the restore section decompresses it
+    else
+      rm -f "$out"
+    fi
+    # the row
+    note=''
+    case $t in
+      spigz) ((n > 1)) && note="median of $n: $(printf '%.3f ' "${times[@]}")" ;;
+      spigz-pipe) note="stdin pipe" ;;
+    esac
+    if [[ $st == ok ]]; then
+      mbs=$(calc '%.1f' "$size" "$tm" 'a / b / 1e6')
+      ratio=$(calc '%.3f%%' "$bytes" "$size" '100 * a / b')
+      if [[ $t == spigz || -z $sp_time || ${res_status[$img,spigz]} != ok ]]; then vs='-'; else vs=$(calc '%.1fx' "$tm" "$sp_time" 'a / b'); fi
+      rss='?'
+      [[ -n $rssmax ]] && rss=$(calc '%.1f' "$rssmax" 0 'a / 1024')
+      rows+=("$t	$(printf '%.3f' "$tm")	$mbs	$bytes	$ratio	$vs	$rss	${othmax:--}	$note")
+    elif [[ $st == timeout ]]; then
+      mbs="<$(calc '%.1f' "$size" "$timeout_s" 'a / b / 1e6')"
+      vs='-'
+      [[ -n $sp_time && ${res_status[$img,spigz]:-} == ok ]] && vs=">$(calc '%.0fx' "$timeout_s" "$sp_time" 'a / b')"
+      rows+=("$t	timeout	$mbs	-	-	$vs	-	-	killed after $timeout_s s")
+    else
+      rows+=("$t	failed	-	-	-	-	-	-	$err")
+    fi
+  done
+
+  # ---- checks of spigz's outputs for this image
+  vtext='' ok_img=1
+  if [[ ${res_status[$img,spigz]} != ok ]]; then
+    vtext="spigz ${res_status[$img,spigz]}: nothing to check"
+    ok_img=0
+  elif [[ $img == zeros-sparse ]]; then
+    if ((quick)); then
+      vtext="content check skipped (--quick)"
+    else
+      say "$img: checking spigz's output (inflate and count $((size >> 30)) GiB of zeros)"
+      verify_zeros "$sp_out" "$size" || ok_img=0
+    fi
+  else
+    sha=$(bodysha "$sp_out")
+    if [[ $img == ext4-usr-dense && -n $verified_sha && $sha == "$verified_sha" ]]; then
+      vtext="identical after the gzip header to the verified spigz output of ext4-usr.img (the same image bytes)"
+    else
+      say "$img: checking spigz's output (gzip -t, gzip -dc | cmp, zlib member check)"
+      if verify_full "$path" "$sp_out" "$size"; then
+        [[ $img == ext4-usr ]] && verified_sha=$sha
+      else
+        ok_img=0
+      fi
+    fi
+    [[ $img == ext4-usr ]] && ext4_sha=$sha
+    [[ $img == ext4-usr-dense ]] && ext4d_sha=$sha
+  fi
+  if [[ $same_pipe == no ]]; then
+    # the pipe gave different bytes: check them too (they are still kept)
+    vt=$vtext
+    say "$img: checking spigz-pipe's output"
+    if [[ $img == zeros-sparse ]]; then
+      if ((!quick)); then verify_zeros "$run/$img.spigz-pipe.gz" "$size" || ok_img=0; fi
+    else
+      verify_full "$path" "$run/$img.spigz-pipe.gz" "$size" || ok_img=0
+    fi
+    vtext="$vt; pipe output: $vtext"
+    rm -f "$run/$img.spigz-pipe.gz"
+  fi
+  ((ok_img)) || fail_correct=1
+  chk[$img]="$( ((ok_img)) && echo ok || echo FAILED ): $vtext"
+  chk_runs[$img]=$same_runs chk_pipe[$img]=$same_pipe
+  if ! { ((ok_img)) && keep_for_restore "$img" spigz "$sp_out"; }; then rm -f "$sp_out"; fi
+
+  t_i=$(( ${EPOCHREALTIME/./} - t_i ))
+  rep "## $img.img: $(calc '%.2f' "$size" 0 'a / 1073741824') GiB ($size bytes), $(calc '%.0f' "$alloc" 0 'a / 1048576') MiB allocated" ""
+  table "tool	>time s	>MB/s	>output bytes	>out/in	>vs spigz	>RSS MiB	>other CPU	notes" "${rows[@]}"
+  rep "" "spigz output: ${chk[$img]}" "" "(image done in $(calc '%.0f' "$t_i" 0 'a / 1e6') s)" ""
+done
+
+# ---- restore (decompression) ------------------------------------------------------
+# Each restore image is compressed once by `spigz -p N -c` and by `pigz -p N -c`
+# (default level, outside timing), then the decompressors run on those files.
+declare -A rs_status rs_time rs_other rs_alloc rs_times rs_chk rs_err rs_size rs_refalloc rs_refname
+rfail=0   # a spigz restore failed, differs from the image or took the wrong path
+mib() { calc '%.1f' "$1" 0 'a / 1048576'; }
+declare -A rlabel=(
+  [sp.file]="spigz -d to a file, spigz file" [sp.null]="spigz -d to /dev/null, spigz file"
+  [sp.test]="spigz -t, spigz file" [igzip.null]="igzip -d to /dev/null, spigz file"
+  [pigz.null]="pigz -d to /dev/null, spigz file" [pigz.file]="pigz -d to a file, spigz file"
+  [gzip.null]="gzip -d to /dev/null, spigz file" [gunzip.null]="libdeflate-gunzip to /dev/null, spigz file"
+  [pigz.test]="pigz -t, spigz file" [psp.null]="spigz -d to /dev/null, pigz file"
+  [psp.file]="spigz -d to a file, pigz file" [ppigz.null]="pigz -d to /dev/null, pigz file"
+  [ppigz.file]="pigz -d to a file, pigz file"
+)
+maxof() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 > b + 0) ? a : b }'; }
+# rrun KEY KIND N EXPECT SINK CMD...: runs CMD N times (the median is kept in
+# rs_*[$rimg,KEY]).  KIND: file (the output is $rout), null (/dev/null) or test.
+# EXPECT: index or sequential for spigz -d (run with -vv, whose report line on
+# stderr names the path taken: checked on every run; a file output is also
+# compared with the image), test for spigz -t, - for the other tools.  SINK
+# gets CMD's stdout.  Before each run: the previous output is deleted, sync,
+# then a 1 s pause, so that no writeback of an earlier run overlaps it.
+rrun() {
+  local key=$1 kind=$2 n=$3 expect=$4 sink=$5 k tm st=ok err='' othmax='' allocmax=''
+  local times=() paths=0 same=0 bad='' want='' label='' blk bsz need avail
+  shift 5
+  case $expect in
+    index) want='(parallel, through the index)' ;;
+    sequential) want='(sequential)' ;;
+  esac
+  if [[ $kind == file ]]; then  # room for the output: spigz's is sparse
+    need=$((size + (256 << 20)))
+    [[ $expect == - ]] || need=$((ref_alloc + (256 << 20)))
+    avail=$(df -P -B1 "$rdir" | awk 'NR==2 {print $4}')
+    if ((avail < need)); then
+      rs_status[$rimg,$key]=skipped rs_err[$rimg,$key]="needs $(calc '%.1f' "$need" 0 'a / 1e9') GB free in $rdir, has $(calc '%.1f' "$avail" 0 'a / 1e9')"
+      say "restore $rimg: ${rlabel[$key]}: skipped (${rs_err[$rimg,$key]})"
+      return 0
+    fi
+  fi
+  for ((k = 1; k <= n; k++)); do
+    rm -f -- "$rout"
+    sync
+    sleep 1
+    ((n > 1)) && label=" (run $k/$n)"
+    say "restore $rimg: ${rlabel[$key]}$label"
+    idle
+    run_cmd "$sink" "$@"
+    if [[ $r_status != ok ]]; then st=$r_status err=$r_err times=("$r_time"); break; fi
+    times+=("$r_time")
+    [[ -n $r_other ]] && othmax=$(maxof "$r_other" "$othmax")
+    if [[ -n $want ]]; then
+      if grep -qF -- "$want" "$run/err"; then
+        paths=$((paths + 1))
+      else
+        bad+="run $k took the wrong path (stderr: $(first_line "$run/err")); "
+      fi
+    fi
+    if [[ $kind == file ]]; then
+      if [[ $expect != - ]]; then
+        if cmp -s -- "$rout" "$cmpref"; then same=$((same + 1)); else bad+="run $k: the restored file differs from the image; "; fi
+        sync -- "$rout"  # so that the allocation is final
+      fi
+      read -r blk bsz < <(stat -c '%b %B' "$rout")
+      allocmax=$(maxof "$((blk * bsz))" "$allocmax")
+      rm -f -- "$rout"
+      sync
+    fi
+  done
+  rm -f -- "$rout"
+  tm=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  say "restore $rimg: ${rlabel[$key]}: $st, $tm s${err:+ ($err)}"
+  rs_status[$rimg,$key]=$st rs_time[$rimg,$key]=$tm rs_other[$rimg,$key]=$othmax
+  rs_alloc[$rimg,$key]=$allocmax rs_err[$rimg,$key]=$err
+  rs_times[$rimg,$key]=$(printf '%.3f ' "${times[@]}")
+  if [[ $expect != - ]]; then  # a spigz row
+    local c=''
+    if [[ $st != ok ]]; then
+      c="FAILED: spigz $st${err:+ ($err)}"
+    elif [[ -n $bad ]]; then
+      c="FAILED: ${bad%; }"
+    else
+      c=ok
+      [[ -n $want ]] && c+=", ${want//[()]/} in $paths/${#times[@]} run(s)"
+      [[ $kind == file ]] && c+=", identical to the image in $same/${#times[@]}"
+    fi
+    rs_chk[$rimg,$key]=$c
+    [[ $c == ok* ]] || rfail=1
+  fi
+  return 0
+}
+# rrow KEY FILE COMMAND REFKEY NOTE: one row of the restore table (nothing for
+# a tool that did not run); vs spigz = this time / the time of REFKEY
+rrow() {
+  local key=$1 file=$2 cm=$3 ref=$4 note=$5 st tm vs al mbs oth
+  st=${rs_status[$rimg,$key]:-}
+  [[ -n $st ]] || return 0
+  case $st in
+    ok)
+      tm=${rs_time[$rimg,$key]}
+      mbs=$(calc '%.1f' "$size" "$tm" 'a / b / 1e6')
+      vs='-'
+      if [[ $ref != "$key" && ${rs_status[$rimg,$ref]:-} == ok ]]; then vs=$(calc '%.2fx' "$tm" "${rs_time[$rimg,$ref]}" 'a / b'); fi
+      al='-'
+      [[ -n ${rs_alloc[$rimg,$key]} ]] && al=$(mib "${rs_alloc[$rimg,$key]}")
+      oth=${rs_other[$rimg,$key]:--}
+      if [[ -n ${rs_chk[$rimg,$key]:-} ]]; then  # a spigz row
+        local rt=${rs_times[$rimg,$key]} c=${rs_chk[$rimg,$key]}
+        [[ $c == ok* ]] || c="FAILED (see below)"
+        [[ $rt == *' '*' '* ]] && note="median of $(wc -w <<<"$rt"): ${rt% }${note:+; }$note"
+        note+="${note:+; }$c"
+      fi
+      rrows+=("$file	$cm	$(printf '%.3f' "$tm")	$mbs	$vs	$al	$oth	$note")
+      ;;
+    timeout)
+      mbs="<$(calc '%.1f' "$size" "$timeout_s" 'a / b / 1e6')"
+      vs='-'
+      [[ ${rs_status[$rimg,$ref]:-} == ok && $ref != "$key" ]] && vs=">$(calc '%.1fx' "$timeout_s" "${rs_time[$rimg,$ref]}" 'a / b')"
+      rrows+=("$file	$cm	timeout	$mbs	$vs	-	-	killed after $timeout_s s")
+      ;;
+    *) rrows+=("$file	$cm	$st	-	-	-	-	${rs_err[$rimg,$key]:-}") ;;
+  esac
+}
+# rmake TOOL: the TOOL file of $rimg (kept from the compression section, or
+# made now); sets made_note
+rmake() {
+  local f=$rdir/$rimg.$1.gz
+  if [[ -s $f ]]; then made_note="kept from the compression run above"; return 0; fi
+  say "restore $rimg: making the $1 file ($1 -p $threads -c $rimg.img)"
+  if [[ $1 == spigz ]]; then run_cmd "$f" "$spigz" -p "$threads" -c "$path"; else run_cmd "$f" pigz -p "$threads" -c "$path"; fi
+  if [[ $r_status != ok ]]; then
+    made_note="$1 -p $threads -c $r_status${r_err:+ ($r_err)}"
+    rm -f -- "$f"
+    return 1
+  fi
+  made_note="made in $(printf '%.1f' "$r_time") s"
+}
+for rimg in "${rimages[@]}"; do
+  t_i=${EPOCHREALTIME/./}
+  path=$imgdir/$rimg.img
+  size=$(stat -c %s "$path")
+  sfile=$rdir/$rimg.spigz.gz pfile=$rdir/$rimg.pigz.gz rout=$rdir/$rimg.restored
+  # the original sparse image, for the allocation: ext4-usr.img for
+  # ext4-usr-dense (the same bytes, as mkimages.sh checks), else the image
+  refimg=$path
+  [[ $rimg == ext4-usr-dense ]] && refimg=$imgdir/ext4-usr.img
+  cmpref=$refimg  # cmp reads holes much faster than written zeros
+  read -r blk bsz < <(stat -c '%b %B' "$refimg")
+  ref_alloc=$((blk * bsz))
+  s_ok=1 p_ok=1
+  rmake spigz || { s_ok=0; rfail=1; }
+  s_note=$made_note
+  rmake pigz || p_ok=0
+  p_note=$made_note
+  say "restore $rimg: warming the page cache"
+  for f in "$sfile" "$pfile"; do [[ -f $f ]] && cat -- "$f" >/dev/null; done
+  cat -- "$cmpref" >/dev/null
+  if ((s_ok)); then
+    rs_size[$rimg,spigz]=$(stat -c %s "$sfile")
+    rrun sp.file file "$runs" index /dev/null "$spigz" -vv -d -p "$threads" -o "$rout" "$sfile"
+    rrun sp.null null "$runs" index /dev/null "$spigz" -vv -d -p "$threads" -c "$sfile"
+    rrun sp.test test "$runs" test /dev/null "$spigz" -t -p "$threads" "$sfile"
+    if [[ -z ${skip[igzip-1]:-} || -z ${skip[igzip-3]:-} ]]; then
+      rrun igzip.null null 1 - /dev/null igzip -d -c "$sfile"
+    fi
+    if [[ -z ${skip[pigz]:-} ]]; then
+      rrun pigz.null null 1 - /dev/null pigz -d -p "$threads" -c "$sfile"
+      rrun pigz.file file 1 - "$rout" pigz -d -p "$threads" -c "$sfile"
+    fi
+    [[ -n ${skip[gzip]:-} ]] || rrun gzip.null null 1 - /dev/null gzip -d -c "$sfile"
+    if [[ -z ${skip[libdeflate]:-} ]] && ((have_gunzip)); then
+      rrun gunzip.null null 1 - /dev/null libdeflate-gunzip -c "$sfile"
+    fi
+    [[ -n ${skip[pigz]:-} ]] || rrun pigz.test test 1 - /dev/null pigz -t -p "$threads" "$sfile"
+  else
+    rs_chk[$rimg,sp.file]="FAILED: no spigz file ($s_note)"
+  fi
+  if ((p_ok)); then
+    rs_size[$rimg,pigz]=$(stat -c %s "$pfile")
+    rrun psp.null null "$runs" sequential /dev/null "$spigz" -vv -d -p "$threads" -c "$pfile"
+    rrun psp.file file "$runs" sequential /dev/null "$spigz" -vv -d -p "$threads" -o "$rout" "$pfile"
+    if [[ -z ${skip[pigz]:-} ]]; then
+      rrun ppigz.null null 1 - /dev/null pigz -d -p "$threads" -c "$pfile"
+      rrun ppigz.file file 1 - "$rout" pigz -d -p "$threads" -c "$pfile"
+    fi
+  fi
+  rm -f -- "$sfile" "$pfile" "$rout"
+
+  rrows=()
+  S='spigz file' P='pigz file'
+  rrow sp.file "$S" "spigz -d -p $threads -o OUT" sp.file ''
+  rrow sp.null "$S" "spigz -d -p $threads -c > /dev/null" sp.null ''
+  rrow sp.test "$S" "spigz -t -p $threads" sp.test ''
+  rrow igzip.null "$S" "igzip -d -c > /dev/null" sp.null "single-threaded (-T is for compression only)"
+  rrow pigz.null "$S" "pigz -d -p $threads -c > /dev/null" sp.null "pigz inflates on one thread"
+  rrow pigz.file "$S" "pigz -d -p $threads -c > OUT" sp.file "writes every byte"
+  rrow gzip.null "$S" "gzip -d -c > /dev/null" sp.null "single-threaded"
+  rrow gunzip.null "$S" "libdeflate-gunzip -c > /dev/null" sp.null "single-threaded, whole file in memory"
+  rrow pigz.test "$S" "pigz -t -p $threads" sp.test ''
+  rrow psp.null "$P" "spigz -d -p $threads -c > /dev/null" psp.null ''
+  rrow psp.file "$P" "spigz -d -p $threads -o OUT" psp.file ''
+  rrow ppigz.null "$P" "pigz -d -p $threads -c > /dev/null" psp.null ''
+  rrow ppigz.file "$P" "pigz -d -p $threads -c > OUT" psp.file "writes every byte"
+
+  t_i=$(( ${EPOCHREALTIME/./} - t_i ))
+  rep "## Restore: $rimg.img, $(calc '%.2f' "$size" 0 'a / 1073741824') GiB ($size bytes)" ""
+  rep "- spigz file: \`spigz -p $threads -c $rimg.img\`: ${rs_size[$rimg,spigz]:-?} bytes, $s_note"
+  rep "- pigz file: \`pigz -p $threads -c $rimg.img\`: ${rs_size[$rimg,pigz]:-?} bytes, $p_note" ""
+  if ((${#rrows[@]})); then
+    table "file	command	>time s	>MB/s	>vs spigz	>allocated MiB	>other CPU	notes" "${rrows[@]}"
+  fi
+  if [[ ${rs_status[$rimg,sp.file]:-} == ok ]]; then
+    ra=${rs_alloc[$rimg,sp.file]}
+    rr='n/a'
+    ((ref_alloc > 0)) && rr=$(calc '%.3f' "$ra" "$ref_alloc" 'a / b')
+    rep "" "Allocated: the file spigz restored from the spigz file $ra bytes ($(mib "$ra") MiB), the original sparse image ${refimg##*/} $ref_alloc bytes ($(mib "$ref_alloc") MiB): $rr of it."
+    rs_refalloc[$rimg]=$ref_alloc rs_refname[$rimg]=${refimg##*/}
+  fi
+  rc='' nk=0
+  for k in sp.file sp.null sp.test psp.null psp.file; do
+    [[ -n ${rs_chk[$rimg,$k]:-} ]] || continue
+    nk=$((nk + 1))
+    [[ ${rs_chk[$rimg,$k]} == ok* ]] || rc+="${rc:+; }${rlabel[$k]}: ${rs_chk[$rimg,$k]}"
+  done
+  if ((nk == 0)); then rc='nothing ran'; elif [[ -z $rc ]]; then rc="ok (the paths and the contents are in the notes)"; fi
+  rep "" "spigz restores: $rc" "" "(restore done in $(calc '%.0f' "$t_i" 0 'a / 1e6') s)" ""
+done
+
+# ---- targets ------------------------------------------------------------------
+perf_fail=0 noisy=0
+trows=()
+have() { [[ " ${images[*]} " == *" $1 "* ]]; }
+ratio_target() {  # ratio_target IMG NEED SIZECHECK(0/1) LABEL
+  local img=$1 need=$2 sizechk=$3 label=$4 st p s r res m
+  if ! have "$img"; then trows+=("$label	not run	-	-"); return; fi
+  s=${res_status[$img,spigz]}
+  p=${res_status[$img,pigz]:-skipped}
+  if [[ $s != ok ]]; then trows+=("$label	spigz $s	-	FAIL"); perf_fail=1; return; fi
+  case $p in
+    ok) r=$(calc '%.2f' "${res_time[$img,pigz]}" "${res_time[$img,spigz]}" 'a / b') ;;
+    timeout) r=$(calc '%.2f' "$timeout_s" "${res_time[$img,spigz]}" 'a / b') ;;
+    *) trows+=("$label	pigz $p	-	n/a"); return ;;
+  esac
+  if [[ $p == ok ]]; then
+    m="${r}x pigz (spigz $(printf '%.3f' "${res_time[$img,spigz]}") s, pigz $(printf '%.3f' "${res_time[$img,pigz]}") s)"
+  else
+    m=">${r}x pigz (spigz $(printf '%.3f' "${res_time[$img,spigz]}") s, pigz timed out)"
+  fi
+  res=PASS
+  awk -v r="$r" -v n="$need" 'BEGIN { exit !(r >= n) }' || res=FAIL
+  if [[ $p == timeout && $res == FAIL ]]; then res=n/a; fi
+  if ((sizechk)); then
+    if [[ $p == ok ]]; then
+      m+="; output $(calc '%.4f' "${res_bytes[$img,spigz]}" "${res_bytes[$img,pigz]}" 'a / b') of pigz's (${res_bytes[$img,spigz]} vs ${res_bytes[$img,pigz]} bytes)"
+      local sb=${res_bytes[$img,spigz]} pb=${res_bytes[$img,pigz]}
+      ((sb <= pb)) || res=FAIL
+    fi
+  fi
+  [[ $res == FAIL ]] && perf_fail=1
+  local needs=">= ${need}x"
+  ((sizechk)) && needs+=", output <= pigz"
+  local o1=${res_other[$img,spigz]:-0} o2=${res_other[$img,pigz]:-0}
+  if awk -v a="$o1" -v b="$o2" 'BEGIN { exit !(a > 0.25 || b > 0.25) }'; then
+    m+=" [disturbed: other CPU $o1 / $o2 cores]"
+    noisy=1
+  fi
+  trows+=("$label	$m	$needs	$res")
+}
+if ((${#images[@]})); then  # the compression targets
+ratio_target zeros-dense 15 0 "zeros-dense: spigz throughput"
+if have zeros-sparse; then
+  s=${res_status[zeros-sparse,spigz]}
+  if [[ $s == ok ]]; then
+    res=PASS
+    awk -v t="${res_time[zeros-sparse,spigz]}" 'BEGIN { exit !(t < 1) }' || { res=FAIL; perf_fail=1; }
+    trows+=("zeros-sparse: spigz time for the 64 GiB hole	$(printf '%.3f' "${res_time[zeros-sparse,spigz]}") s	< 1 s	$res")
+  else
+    trows+=("zeros-sparse: spigz time for the 64 GiB hole	spigz $s	< 1 s	FAIL"); perf_fail=1
+  fi
+else
+  trows+=("zeros-sparse: spigz time for the 64 GiB hole	not run	-	-")
+fi
+ratio_target ext4-usr-dense 4 1 "ext4-usr-dense: throughput, size"
+ratio_target data 2.5 1 "data: throughput, size"
+# RSS
+worst='' worst_img='' rss_bad=0 rss_res=PASS
+for img in "${images[@]}"; do
+  for t in spigz spigz-pipe; do
+    v=${res_rss[$img,$t]:-}
+    [[ -n $v ]] || continue
+    if [[ -z $worst ]] || ((v > worst)); then worst=$v worst_img="$img ($t)"; fi
+    ((v <= 64 * 1024)) || rss_bad=1
+  done
+done
+if [[ -z $worst ]]; then rss_res=n/a; elif ((rss_bad)); then rss_res=FAIL; perf_fail=1; fi
+trows+=("peak RSS of spigz at -p$threads, every image	$( [[ -n $worst ]] && echo "$(calc '%.1f' "$worst" 0 'a / 1024') MiB max, on $worst_img" || echo -)	<= 64 MiB	$rss_res")
+cres=PASS
+((fail_correct)) && cres=FAIL
+trows+=("spigz outputs decompress to the image	$(for img in "${images[@]}"; do printf '%s ' "$img:${chk[$img]%%:*}"; done)	all ok	$cres")
+fi
+
+# the restore targets: judged on ext4-usr-dense (the issue's image); on any
+# other restore image they are shown as informative and do not count
+# rtarget IMG LABEL NEED SPKEY PEERKEY PEERNAME [KEY2 NAME2]: PASS when the
+# time of PEERKEY / the time of SPKEY >= NEED; KEY2 is only shown
+rtarget() {
+  local img=$1 label=$2 need=$3 spk=$4 pk=$5 pn=$6 k2=${7:-} n2=${8:-} s p r m res o1 o2 st2
+  s=${rs_status[$img,$spk]:-not run}
+  p=${rs_status[$img,$pk]:-not run}
+  [[ $img == ext4-usr-dense ]] || label+=" (informative)"
+  if [[ $s != ok ]]; then
+    res=FAIL
+    if [[ $img == ext4-usr-dense ]]; then perf_fail=1; else res+=" (info)"; fi
+    trows+=("$label	spigz $s	>= ${need}x	$res")
+    return
+  fi
+  case $p in
+    ok) r=$(calc '%.2f' "${rs_time[$img,$pk]}" "${rs_time[$img,$spk]}" 'a / b')
+      m="${r}x $pn (spigz $(printf '%.3f' "${rs_time[$img,$spk]}") s, $pn $(printf '%.3f' "${rs_time[$img,$pk]}") s)" ;;
+    timeout) r=$(calc '%.2f' "$timeout_s" "${rs_time[$img,$spk]}" 'a / b')
+      m=">${r}x $pn (spigz $(printf '%.3f' "${rs_time[$img,$spk]}") s, $pn timed out)" ;;
+    *) trows+=("$label	$pn $p	>= ${need}x	n/a"); return ;;
+  esac
+  res=PASS
+  awk -v r="$r" -v n="$need" 'BEGIN { exit !(r >= n) }' || res=FAIL
+  if [[ $p == timeout && $res == FAIL ]]; then res=n/a; fi
+  if [[ -n $k2 ]]; then
+    st2=${rs_status[$img,$k2]:-not run}
+    if [[ $st2 == ok ]]; then
+      m+="; $n2: $(calc '%.2f' "${rs_time[$img,$k2]}" "${rs_time[$img,$spk]}" 'a / b')x ($(printf '%.3f' "${rs_time[$img,$k2]}") s)"
+    else
+      m+="; $n2: $st2"
+    fi
+  fi
+  o1=${rs_other[$img,$spk]:-0} o2=${rs_other[$img,$pk]:-0}
+  if awk -v a="$o1" -v b="$o2" 'BEGIN { exit !(a > 0.25 || b > 0.25) }'; then
+    m+=" [disturbed: other CPU $o1 / $o2 cores]"
+    noisy=1
+  fi
+  if [[ $img == ext4-usr-dense ]]; then
+    [[ $res == FAIL ]] && perf_fail=1
+  else
+    res+=" (info)"
+  fi
+  trows+=("$label	$m	>= ${need}x	$res")
+}
+for img in "${rimages[@]}"; do
+  rtarget "$img" "$img restore: spigz -d to a file vs igzip -d to /dev/null" 1.5 sp.file igzip.null igzip
+  rtarget "$img" "$img restore: spigz -d to a file vs pigz -d to /dev/null" 5 sp.file pigz.null pigz pigz.file "pigz -d to a file"
+  # allocation of the restored file vs the original sparse image
+  label="$img restore: allocated blocks vs the original sparse image"
+  [[ $img == ext4-usr-dense ]] || label+=" (informative)"
+  if [[ ${rs_status[$img,sp.file]:-} == ok && -n ${rs_refalloc[$img]:-} ]]; then
+    a=${rs_alloc[$img,sp.file]} b=${rs_refalloc[$img]}
+    if ((b > 0)); then
+      r=$(calc '%.3f' "$a" "$b" 'a / b')
+      res=PASS
+      awk -v r="$r" 'BEGIN { exit !(r <= 1.05) }' || res=FAIL
+      m="${r}x (${a} vs ${b} bytes of ${rs_refname[$img]})"
+    else
+      res=PASS
+      ((a == 0)) || res=FAIL
+      m="$a bytes, ${rs_refname[$img]} has none"
+    fi
+    if [[ $img == ext4-usr-dense ]]; then [[ $res == FAIL ]] && perf_fail=1; else res+=" (info)"; fi
+    trows+=("$label	$m	<= 1.05x	$res")
+  else
+    res=FAIL
+    if [[ $img == ext4-usr-dense ]]; then perf_fail=1; else res+=" (info)"; fi
+    trows+=("$label	spigz ${rs_status[$img,sp.file]:-not run}	<= 1.05x	$res")
+  fi
+  rtarget "$img" "$img pigz file: spigz -d vs pigz -d, both to /dev/null" 1 psp.null ppigz.null pigz
+  rtarget "$img" "$img pigz file: spigz -d vs pigz -d, both to a file" 1 psp.file ppigz.file pigz
+  rtarget "$img" "$img: spigz -t vs pigz -t on the spigz file" 3 sp.test pigz.test pigz
+done
+if ((${#rimages[@]})); then
+  ((rfail)) && fail_correct=1
+  cres=PASS
+  ((rfail)) && cres=FAIL
+  rr=''
+  for img in "${rimages[@]}"; do
+    st=ok
+    for k in sp.file sp.null sp.test psp.null psp.file; do
+      [[ -z ${rs_chk[$img,$k]:-} || ${rs_chk[$img,$k]} == ok* ]] || st=FAILED
+    done
+    rr+="$img:$st "
+  done
+  trows+=("spigz restores equal the image, through the index (spigz file) or sequentially (pigz file)	$rr	all ok	$cres")
+fi
+
+rep "## Targets" ""
+if [[ $threads != 2 || $level != 6 ]]; then
+  rep "(The targets are defined at -p2 -6; this run used -p$threads -$level, so they are only indicative.)" ""
+fi
+table "target	measured	need	result" "${trows[@]}"
+if ((noisy)); then
+  rep "" "**Some target runs were disturbed: other processes used more than 0.25 cores meanwhile (see the other CPU column). Rerun on a quiet machine (or with --wait-idle 60) before trusting these results.**"
+fi
+
+# ---- consistency (the brief's "same content, same bytes") -----------------------
+crows=()
+for img in "${images[@]}"; do
+  [[ -n ${chk_runs[$img]:-} ]] && crows+=("$img: spigz output identical across $runs runs	${chk_runs[$img]}")
+  [[ -n ${chk_pipe[$img]:-} ]] && crows+=("$img: spigz output identical from a file and from a pipe (after the gzip header)	${chk_pipe[$img]}")
+done
+if have ext4-usr && have ext4-usr-dense && [[ -n ${ext4_sha:-} && -n ${ext4d_sha:-} ]]; then
+  crows+=("ext4-usr sparse and dense: identical spigz outputs (after the gzip header)	$( [[ $ext4_sha == "$ext4d_sha" ]] && echo yes || echo no)")
+fi
+if have ext4-usr && have ext4-usr-dense && [[ ${res_status[ext4-usr,spigz]} == ok && ${res_status[ext4-usr-dense,spigz]} == ok ]]; then
+  crows+=("ext4-usr: spigz on the sparse file vs the dense file	$(calc '%.2fx faster' "${res_time[ext4-usr-dense,spigz]}" "${res_time[ext4-usr,spigz]}" 'a / b')")
+fi
+if ((${#crows[@]})); then
+  rep "" "## Consistency (informative)" ""
+  table "check	result" "${crows[@]}"
+fi
+
+t_total=$(( ${EPOCHREALTIME/./} - t_start ))
+rep "" "Load at the end: $(load)." "" "Bench took $(calc '%d min %02d s' "$t_total" 0 'int(a / 6e7), int(a / 1e6) % 60') (image check/build $(calc '%.0f' "$t_img" 0 'a / 1e6') s)."
+((stand_in)) && rep "" "**WARNING: SPIGZ was a stand-in ($spigz_v): not spigz's numbers.**"
+[[ -n $mdout ]] && say "report written to $mdout"
+if ((fail_correct)); then exit 1; fi
+if ((perf_fail)); then exit 2; fi
+exit 0
+}
