@@ -3,9 +3,11 @@
 #include "crcz.h"
 #include "engine.h"
 #include "gzip.h"
+#include "idx.h"
 #include "input.h"
 #include "out.h"
 #include "pool.h"
+#include "reader.h"
 #include "scan.h"
 #include "zrun.h"
 
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #define CMP_WINDOW (1u << 20) /* read window: 1 MiB reads measured best here */
+#define CMP_WINDOWS 8         /* windows of data the reader may hold ahead */
 
 /* One pipeline item: a data chunk or a piece of a zero run. */
 struct cmp_item {
@@ -35,6 +38,7 @@ struct cmp_ctx {
     struct out out;
     uint32_t crc;
     uint64_t length;
+    struct idx_w *idx;        /* NULL with --no-index */
 };
 
 /* ---- worker and writer callbacks ---- */
@@ -60,10 +64,15 @@ static int cmp_emit(void *vctx, void *vitem)
             out_write(&c->out, z.tail, z.tail_len) != 0)
             return -1;
         c->crc = crcz_zeros(c->crc, it->len);
+        if (c->idx != NULL && idx_w_add(c->idx, false, it->len, zrun_size(&z), 0, &c->out.err) != 0)
+            return -1;
     } else {
         if (out_write(&c->out, it->out, it->out_len) != 0)
             return -1;
         c->crc = crcz_combine(c->crc, it->crc, it->len);
+        if (c->idx != NULL && idx_w_add(c->idx, true, it->len, it->out_len, it->crc,
+                                          &c->out.err) != 0)
+            return -1;
     }
     c->length += it->len;
     return 0;
@@ -130,23 +139,29 @@ void cmp_opts_default(struct cmp_opts *o)
     o->threads = 1;
     o->chunk = CMP_CHUNK_DEFAULT;
     o->zmin = CMP_ZMIN_DEFAULT;
+    o->index = true;
 }
 
-/* Read, segment and queue everything.  Returns 0 or -1 (c->perr set unless
- * the pool stopped because a worker or the writer failed). */
+/* Segment and queue everything the reader thread classified.  Returns 0
+ * or -1 (c->perr set unless the pool stopped because a worker or the writer
+ * failed). */
 static int cmp_feed(struct cmp_ctx *c, struct in_src *in, struct seg *sg)
 {
-    struct in_ext ext;
-    int rc;
-    while ((rc = in_next(in, &ext, &c->perr)) > 0) {
-        int r = ext.data == NULL ? seg_zeros(sg, ext.len)
-                                 : seg_feed(sg, ext.data, (size_t)ext.len);
-        if (r != 0)
-            return -1;
-    }
-    if (rc < 0)
+    struct rd *r = rd_start(in, CMP_WINDOWS, &c->perr);
+    if (r == NULL)
         return -1;
-    return seg_end(sg);
+    struct rd_run run;
+    int rc;
+    while ((rc = rd_next(r, &run, &c->perr)) > 0) {
+        int s = run.data == NULL ? seg_zeros(sg, run.len)
+                                 : seg_data(sg, run.data, (size_t)run.len);
+        if (s != 0) {
+            rc = -1;
+            break;
+        }
+    }
+    rd_stop(r);
+    return rc < 0 ? -1 : seg_end(sg);
 }
 
 /* Engines for every worker; the output capacity from the first. */
@@ -193,12 +208,17 @@ static void cmp_pick_error(struct cmp_ctx *c, struct sp_err *err)
         sp_err_set(err, SP_ERR_INTERNAL, 0, "compression pipeline failed");
 }
 
-static int cmp_finish(struct cmp_ctx *c)
+/* Close the data member; then the index members and footer. */
+static int cmp_finish(struct cmp_ctx *c, uint64_t header_len, uint64_t *index_bytes)
 {
     uint8_t end[GZ_END_LEN];
     gz_end(end, c->crc, c->length);
     if (out_write(&c->out, end, sizeof end) != 0)
         return -1;
+    uint64_t data_len = c->out.total;
+    if (c->idx != NULL && idx_w_finish(c->idx, &c->out, c->length, data_len, header_len) != 0)
+        return -1;
+    *index_bytes = c->out.total - data_len;
     return out_flush(&c->out);
 }
 
@@ -220,6 +240,8 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     }
     if (cmp_engines(c, err) != 0)
         goto done;
+    if (opts->index && (c->idx = idx_w_new(err)) == NULL)
+        goto done;
 
     size_t namelen = opts->name != NULL ? strlen(opts->name) : 0;
     uint8_t *hdr = malloc(GZ_HEADER_MAX(namelen));
@@ -227,7 +249,7 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         goto done;
     }
-    size_t hlen = gz_header(hdr, opts->name, opts->mtime, opts->level);
+    size_t hlen = gz_write_header(hdr, opts->name, opts->mtime, opts->level);
     int hw = out_write(&c->out, hdr, hlen);
     free(hdr);
     if (hw != 0) {
@@ -251,14 +273,16 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         cmp_pick_error(c, err);
         goto done;
     }
-    if (cmp_finish(c) != 0) {
+    uint64_t index_bytes = 0;
+    if (cmp_finish(c, hlen, &index_bytes) != 0) {
         *err = c->out.err;
         goto done;
     }
     memset(st, 0, sizeof *st);
     st->in_bytes = c->length;
     st->out_bytes = c->out.total;
-    st->frame_bytes = hlen + 8; /* header, CRC-32 and ISIZE */
+    st->frame_bytes = hlen + 8 + index_bytes; /* header, trailer, index */
+    st->index_bytes = index_bytes;
     st->zero_bytes = sg.zero_bytes;
     st->hole_bytes = in.hole_bytes;
     st->crc = c->crc;
@@ -268,6 +292,7 @@ done:
     if (c->pool != NULL)
         pool_free(c->pool, cmp_item_free);
     cmp_cleanup(c);
+    idx_w_free(c->idx);
     in_close(&in);
     free(c);
     return rc;

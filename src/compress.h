@@ -32,12 +32,14 @@ struct cmp_opts {
     uint64_t zmin;      /* zero-run threshold bytes, a multiple of 4 KiB */
     const char *name;   /* FNAME to store, or NULL */
     uint32_t mtime;     /* MTIME to store, 0 for none */
+    bool index;         /* append the piece index (doc/FORMAT.md) */
 };
 
 struct cmp_stats {
     uint64_t in_bytes;    /* uncompressed length */
     uint64_t out_bytes;   /* gzip member length */
     uint64_t frame_bytes; /* of which gzip header and trailer (not deflate) */
+    uint64_t index_bytes; /* of which the index members and footer */
     uint64_t zero_bytes;  /* bytes coded as zero runs */
     uint64_t hole_bytes;  /* of which skipped as holes, never read */
     uint32_t crc;         /* CRC-32 of the input */

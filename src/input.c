@@ -52,23 +52,18 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
     if (in->kind != IN_STREAM)
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-    if (posix_memalign((void **)&in->win, SCAN_BLOCK, wsize) != 0) {
-        in->win = NULL;
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the read window");
-        return -1;
-    }
     return 0;
 }
 
 /* Read up to n bytes at the current position, retrying short reads, so that
  * only the end of the input yields a short window.  Returns bytes or -1. */
-static ssize_t in_fill(struct in_src *in, size_t n, struct sp_err *err)
+static ssize_t in_fill(struct in_src *in, uint8_t *win, size_t n, struct sp_err *err)
 {
     size_t got = 0;
     while (got < n) {
         ssize_t r = in->kind == IN_REG
-            ? pread(in->fd, in->win + got, n - got, (off_t)(in->base + in->pos + got))
-            : read(in->fd, in->win + got, n - got);
+            ? pread(in->fd, win + got, n - got, (off_t)(in->base + in->pos + got))
+            : read(in->fd, win + got, n - got);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -106,7 +101,7 @@ static uint64_t in_locate(struct in_src *in)
     return 0;
 }
 
-int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err)
+int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *err)
 {
     if (in->eof)
         return 0;
@@ -130,7 +125,7 @@ int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err)
         if (in->data_end - in->pos < want)
             want = (size_t)(in->data_end - in->pos);
     }
-    ssize_t got = in_fill(in, want, err);
+    ssize_t got = in_fill(in, win, want, err);
     if (got < 0)
         return -1;
     if ((size_t)got < want) {
@@ -140,7 +135,7 @@ int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err)
         if (got == 0)
             return 0;
     }
-    *ext = (struct in_ext){in->pos, (uint64_t)got, in->win};
+    *ext = (struct in_ext){in->pos, (uint64_t)got, win};
     in->pos += (uint64_t)got;
     return 1;
 }
@@ -160,6 +155,4 @@ void in_close(struct in_src *in)
      * probing moved it). */
     if (in->kind == IN_REG)
         (void)lseek(in->fd, (off_t)(in->base + in->pos), SEEK_SET);
-    free(in->win);
-    in->win = NULL;
 }

@@ -13,9 +13,8 @@
  * there.  in_close() leaves the file offset just past what was read, as a
  * sequential reader would.
  *
- * Contract: a struct in_src belongs to one thread.  The caller owns the file
- * descriptor; in_close() frees only the window.  Data pointers returned by
- * in_next() stay valid until the next call.  Errors are reported through
+ * Contract: a struct in_src belongs to one thread at a time.  The caller owns
+ * the file descriptor and the window buffers.  Errors are reported through
  * struct sp_err, never printed.
  */
 #ifndef SPIGZ_INPUT_H
@@ -41,8 +40,7 @@ struct in_src {
     uint64_t data_end;  /* end of the data extent being read (regular files) */
     bool eof;
     bool short_file;    /* a regular file ended before its initial size */
-    uint8_t *win;
-    size_t wsize;
+    size_t wsize;       /* bytes per data extent at most */
     uint64_t hole_bytes; /* bytes skipped as holes */
 };
 
@@ -51,16 +49,18 @@ struct in_ext {
     const uint8_t *data; /* NULL for a hole: len zero bytes */
 };
 
-/* Prepare to read fd with windows of wsize bytes (a multiple of 4 KiB).
+/* Prepare to read fd in windows of wsize bytes (a multiple of 4 KiB).
  * Returns 0 or -1. */
 int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err);
 
-/* The next extent: returns 1 with *ext filled, 0 at the end, -1 on error. */
-int in_next(struct in_src *in, struct in_ext *ext, struct sp_err *err);
+/* The next extent: returns 1 with *ext filled (a data extent is read into
+ * win, wsize bytes), 0 at the end, -1 on error. */
+int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *err);
 
 /* True when a regular file's size differs now from when it was opened. */
 bool in_size_changed(const struct in_src *in);
 
+/* Leave the file offset just past what was read. */
 void in_close(struct in_src *in);
 
 #endif

@@ -113,7 +113,7 @@ static int seg_settle(struct seg *s)
     return seg_append(s, NULL, (size_t)z);
 }
 
-static int seg_data(struct seg *s, const uint8_t *p, size_t n)
+int seg_data(struct seg *s, const uint8_t *p, size_t n)
 {
     if (seg_settle(s) != 0)
         return -1;

@@ -57,8 +57,13 @@ void seg_init(struct seg *s, size_t chunk, uint64_t zmin, uint64_t zmax,
  * sink callback asked to stop. */
 int seg_feed(struct seg *s, const uint8_t *p, size_t n);
 
-/* n bytes known to be zero without reading them (a hole). */
+/* n bytes known to be zero without reading them (a hole, or blocks already
+ * classified as zero). */
 int seg_zeros(struct seg *s, uint64_t n);
+
+/* n bytes of blocks already classified as data (none of them all zero,
+ * except a final partial block). */
+int seg_data(struct seg *s, const uint8_t *p, size_t n);
 
 /* End of input: flush what is pending.  Returns 0 or -1. */
 int seg_end(struct seg *s);

@@ -1,0 +1,526 @@
+/* idx.c — see idx.h and doc/FORMAT.md. */
+#include "idx.h"
+#include "crcz.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* An index member's first 10 bytes, and the footer's: FEXTRA only, MTIME 0,
+ * XFL 0, OS 255 (unknown). */
+static const uint8_t idx_hdr[10] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff};
+/* Every member ends with an empty final block, CRC-32 0 and ISIZE 0. */
+static const uint8_t idx_end[10] = {0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
+
+#define IDX_FOOTER_PAYLOAD 52
+#define IDX_REC_MAX 24 /* two 10-byte LEB128 values and a CRC */
+
+static void idx_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t idx_get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* ==== writing ==== */
+
+struct idx_w {
+    uint8_t *buf;      /* records not yet spilled */
+    size_t len;
+    int spill;         /* temporary file, or -1 */
+    uint64_t spilled;
+    uint64_t n;
+    uint32_t crc;      /* of the whole payload */
+    struct sp_err err;
+};
+
+struct idx_w *idx_w_new(struct sp_err *err)
+{
+    struct idx_w *w = calloc(1, sizeof *w);
+    if (w != NULL)
+        w->buf = malloc(IDX_SPILL);
+    if (w == NULL || w->buf == NULL) {
+        free(w);
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the index");
+        return NULL;
+    }
+    w->spill = -1;
+    return w;
+}
+
+static size_t idx_leb(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        p[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v != 0)
+            p[n] |= 0x80;
+        n++;
+    } while (v != 0);
+    return n;
+}
+
+/* An unnamed file in $TMPDIR (or /tmp) for records beyond IDX_SPILL. */
+static int idx_tmpfile(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+#endif
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spigz-index-XXXXXX", dir);
+    fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+static int idx_write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int idx_w_spill(struct idx_w *w)
+{
+    if (w->spill < 0 && (w->spill = idx_tmpfile()) < 0) {
+        sp_err_set(&w->err, SP_ERR_WRITE, errno, "cannot create a temporary file for the index");
+        return -1;
+    }
+    if (idx_write_all(w->spill, w->buf, w->len) != 0) {
+        sp_err_set(&w->err, SP_ERR_WRITE, errno, "cannot write the index's temporary file");
+        return -1;
+    }
+    w->spilled += w->len;
+    w->len = 0;
+    return 0;
+}
+
+int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t crc,
+              struct sp_err *err)
+{
+    if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
+        (void)idx_w_spill(w);
+    if (w->err.kind != SP_OK) {
+        *err = w->err;
+        return -1;
+    }
+    uint8_t *p = w->buf + w->len;
+    size_t n = idx_leb(p, ulen << 1 | (data ? 1 : 0));
+    n += idx_leb(p + n, clen);
+    if (data) {
+        idx_put_le(p + n, crc, 4);
+        n += 4;
+    }
+    w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
+    w->len += n;
+    w->n++;
+    return 0;
+}
+
+/* One index member holding m payload bytes. */
+static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
+{
+    uint8_t h[16];
+    memcpy(h, idx_hdr, 10);
+    idx_put_le(h + 10, m + 4, 2);
+    h[12] = 'S';
+    h[13] = 'I';
+    idx_put_le(h + 14, m, 2);
+    if (out_write(o, h, sizeof h) != 0 || out_write(o, payload, m) != 0)
+        return -1;
+    return out_write(o, idx_end, sizeof idx_end);
+}
+
+static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
+                        uint64_t header_len, uint64_t index_len)
+{
+    uint8_t f[IDX_FOOTER_LEN];
+    memset(f, 0, sizeof f);
+    memcpy(f, idx_hdr, 10);
+    idx_put_le(f + 10, 4 + IDX_FOOTER_PAYLOAD, 2);
+    f[12] = 'S';
+    f[13] = 'F';
+    idx_put_le(f + 14, IDX_FOOTER_PAYLOAD, 2);
+    f[16] = 1; /* version; flags and reserved stay 0 */
+    idx_put_le(f + 20, total, 8);
+    idx_put_le(f + 28, data_len, 8);
+    idx_put_le(f + 36, header_len, 8);
+    idx_put_le(f + 44, index_len, 8);
+    idx_put_le(f + 52, w->n, 8);
+    idx_put_le(f + 60, w->crc, 4);
+    idx_put_le(f + 64, (uint32_t)crc32(0, f + 16, 48), 4);
+    memcpy(f + 68, idx_end, sizeof idx_end);
+    return out_write(o, f, sizeof f);
+}
+
+int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
+                 uint64_t header_len)
+{
+    if (w->err.kind != SP_OK) {
+        o->err = w->err;
+        return -1;
+    }
+    uint64_t payload = w->spilled + w->len;
+    uint64_t members = (payload + IDX_MEMBER_MAX - 1) / IDX_MEMBER_MAX;
+    uint64_t index_len = payload + members * (16 + sizeof idx_end);
+    uint8_t chunk[IDX_MEMBER_MAX];
+    /* Spilled records first, re-read from the temporary file. */
+    for (uint64_t off = 0; off < payload; off += IDX_MEMBER_MAX) {
+        size_t m = payload - off < IDX_MEMBER_MAX ? (size_t)(payload - off) : IDX_MEMBER_MAX;
+        size_t k = 0;
+        while (off + k < w->spilled && k < m) {
+            size_t want = m - k;
+            if (w->spilled - off - k < want)
+                want = (size_t)(w->spilled - off - k);
+            ssize_t r = pread(w->spill, chunk + k, want, (off_t)(off + k));
+            if (r <= 0) {
+                sp_err_set(&o->err, SP_ERR_WRITE, r < 0 ? errno : EIO,
+                           "cannot read the index's temporary file");
+                return -1;
+            }
+            k += (size_t)r;
+        }
+        memcpy(chunk + k, w->buf + (off + k - w->spilled), m - k);
+        if (idx_w_member(o, chunk, m) != 0)
+            return -1;
+    }
+    return idx_w_footer(w, o, total, data_len, header_len, index_len);
+}
+
+void idx_w_free(struct idx_w *w)
+{
+    if (w == NULL)
+        return;
+    if (w->spill >= 0)
+        close(w->spill);
+    free(w->buf);
+    free(w);
+}
+
+/* ==== reading ==== */
+
+/* pread exactly n bytes at off; 0, or -1 with errno (EIO for a short file). */
+static int idx_pread(int fd, uint64_t off, uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+struct idx_rd {
+    int fd;
+    uint64_t off, end;
+    uint8_t buf[4096];
+    size_t pos, len;
+    bool failed;
+};
+
+static int idx_rd_getc(void *ctx)
+{
+    struct idx_rd *r = ctx;
+    if (r->pos == r->len) {
+        if (r->off >= r->end)
+            return -1;
+        size_t n = r->end - r->off < sizeof r->buf ? (size_t)(r->end - r->off) : sizeof r->buf;
+        ssize_t got = pread(r->fd, r->buf, n, (off_t)r->off);
+        if (got <= 0) {
+            r->failed = got < 0;
+            return got < 0 ? -2 : -1;
+        }
+        r->off += (uint64_t)got;
+        r->len = (size_t)got;
+        r->pos = 0;
+    }
+    return r->buf[r->pos++];
+}
+
+/* Decode an unsigned LEB128 value: bytes used, 0 if incomplete, -1 if not
+ * minimal or over 64 bits. */
+static int idx_leb_get(const uint8_t *p, size_t n, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        if (i == 9 && p[i] > 1)
+            return -1;
+        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            if (i > 0 && p[i] == 0)
+                return -1; /* a redundant high group */
+            *v = x;
+            return (int)i + 1;
+        }
+    }
+    return n >= 10 ? -1 : 0;
+}
+
+struct idx_parse {
+    struct idx *x;
+    uint64_t k;           /* records decoded */
+    uint64_t uoff, coff;
+    uint32_t crc;         /* combination of the pieces' CRCs */
+    const char *why;
+};
+
+/* One record from p[0..n): bytes used, 0 if incomplete, -1 if invalid. */
+static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
+{
+    uint64_t h, clen;
+    int a = idx_leb_get(p, n, &h);
+    if (a <= 0)
+        return a;
+    int b = idx_leb_get(p + a, n - (size_t)a, &clen);
+    if (b <= 0)
+        return b;
+    bool data = h & 1;
+    uint64_t ulen = h >> 1;
+    size_t used = (size_t)a + (size_t)b + (data ? 4 : 0);
+    if (used > n)
+        return 0;
+    if (ulen == 0 || ulen > IDX_PIECE_MAX || clen == 0 || clen > IDX_PIECE_MAX) {
+        s->why = "a piece length is out of range";
+        return -1;
+    }
+    if (s->k >= s->x->n) {
+        s->why = "more records than the footer says";
+        return -1;
+    }
+    /* Sums stay far from wrapping: 2^62 is more than any file holds. */
+    if (s->uoff + ulen > ((uint64_t)1 << 62) || s->coff + clen > ((uint64_t)1 << 62)) {
+        s->why = "the pieces add up to an impossible size";
+        return -1;
+    }
+    uint32_t crc = data ? (uint32_t)idx_get_le(p + a + b, 4) : crcz_zeros(0, ulen);
+    s->x->p[s->k] = (struct idx_piece){s->uoff, s->coff, crc, data};
+    if (data && ulen > s->x->max_ulen)
+        s->x->max_ulen = ulen;
+    if (data && clen > s->x->max_clen)
+        s->x->max_clen = clen;
+    s->crc = crcz_combine(s->crc, crc, ulen);
+    s->uoff += ulen;
+    s->coff += clen;
+    s->k++;
+    return (int)used;
+}
+
+static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t to,
+                            uint32_t *payload_crc, uint8_t *work, struct sp_err *err);
+
+/* Read and decode the index members in [from, to).  0, -1 with s->why, or
+ * -2 for a read error (*err set). */
+static int idx_members(struct idx_parse *s, int fd, uint64_t from, uint64_t to,
+                       uint32_t *payload_crc, struct sp_err *err)
+{
+    uint8_t *work = malloc(IDX_REC_MAX + IDX_MEMBER_MAX);
+    if (work == NULL) {
+        s->why = "out of memory for the index";
+        return -1;
+    }
+    int rc = idx_walk_members(s, fd, from, to, payload_crc, work, err);
+    free(work);
+    return rc;
+}
+
+static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t to,
+                            uint32_t *payload_crc, uint8_t *work, struct sp_err *err)
+{
+    size_t carry = 0;
+    *payload_crc = 0;
+    while (from < to) {
+        uint8_t h[16];
+        if (to - from < 16 + sizeof idx_end) {
+            s->why = "an index member is cut short";
+            return -1;
+        }
+        if (idx_pread(fd, from, h, 16) != 0)
+            goto short_read;
+        size_t m = (size_t)idx_get_le(h + 14, 2);
+        if (memcmp(h, idx_hdr, 10) != 0 || h[12] != 'S' || h[13] != 'I' || m == 0 ||
+            m > IDX_MEMBER_MAX || idx_get_le(h + 10, 2) != m + 4 ||
+            to - from < 16 + m + sizeof idx_end) {
+            s->why = "an index member is malformed";
+            return -1;
+        }
+        uint8_t end[sizeof idx_end];
+        if (idx_pread(fd, from + 16, work + carry, m) != 0 ||
+            idx_pread(fd, from + 16 + m, end, sizeof end) != 0)
+            goto short_read;
+        if (memcmp(end, idx_end, sizeof end) != 0) {
+            s->why = "an index member is not empty";
+            return -1;
+        }
+        *payload_crc = (uint32_t)crc32(*payload_crc, work + carry, (uInt)m);
+        size_t n = carry + m, i = 0;
+        int used;
+        while ((used = idx_record(s, work + i, n - i)) > 0)
+            i += (size_t)used;
+        if (used < 0) {
+            if (s->why == NULL)
+                s->why = "an index record is malformed";
+            return -1;
+        }
+        carry = n - i;
+        memmove(work, work + i, carry);
+        from += 16 + m + sizeof idx_end;
+    }
+    if (carry != 0) {
+        s->why = "the index ends inside a record";
+        return -1;
+    }
+    return 0;
+short_read:
+    if (errno != EIO) {
+        sp_err_set(err, SP_ERR_READ, errno, "read error");
+        return -2;
+    }
+    s->why = "an index member is cut short";
+    return -1;
+}
+
+/* Footer checks (FORMAT.md 4.1-4.2): fills the sizes in *x. */
+static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
+{
+    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD)
+        return ""; /* not a spigz footer: a plain gzip file */
+    if (memcmp(f + 68, idx_end, sizeof idx_end) != 0)
+        return "the footer member is not empty";
+    if ((uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+        return "the footer's checksum does not match";
+    if (f[16] != 1)
+        return "unknown index version";
+    if (f[17] != 0 || f[18] != 0 || f[19] != 0)
+        return "unknown index flags";
+    x->total = idx_get_le(f + 20, 8);
+    x->data_len = idx_get_le(f + 28, 8);
+    x->header_len = idx_get_le(f + 36, 8);
+    x->index_len = idx_get_le(f + 44, 8);
+    x->n = idx_get_le(f + 52, 8);
+    if (x->data_len > size || x->index_len > size ||
+        x->data_len + x->index_len + IDX_FOOTER_LEN > size)
+        return "the sizes in the footer do not add up to the file's";
+    if (x->data_len + x->index_len + IDX_FOOTER_LEN < size)
+        return ""; /* members before it (cat a.gz b.gz): decode it all in turn */
+    if (x->data_len < x->header_len + 10 || x->header_len < 10)
+        return "the data member's sizes are impossible";
+    /* Each piece takes >= 1 compressed byte and >= 2 index bytes. */
+    if (x->n > x->data_len || x->n > x->index_len / 2 + 1)
+        return "the footer counts more pieces than can fit";
+    return NULL;
+}
+
+/* The data member: header length and trailer (FORMAT.md 4.3, 4.6). */
+static const char *idx_data_member(int fd, struct idx *x, uint32_t *isize,
+                                   struct sp_err *err, int *rc)
+{
+    struct idx_rd r = {fd, x->base, x->base + x->data_len, {0}, 0, 0, false};
+    int hs = gz_read_header(idx_rd_getc, &r, &x->hdr);
+    uint8_t t[10];
+    if (r.failed || idx_pread(fd, x->base + x->data_len - 10, t, 10) != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "read error");
+        *rc = -1;
+        return "read error";
+    }
+    if (hs != GZ_OK || x->hdr.len != x->header_len)
+        return "the data member's header does not match the footer";
+    if (t[0] != 0x03 || t[1] != 0x00)
+        return "the data member does not end as the index says";
+    x->crc = (uint32_t)idx_get_le(t + 2, 4);
+    *isize = (uint32_t)idx_get_le(t + 6, 4);
+    return NULL;
+}
+
+static int idx_reject(struct idx *x, const char *why, char *out, size_t n)
+{
+    snprintf(out, n, "%s", why);
+    idx_free(x);
+    return 0;
+}
+
+int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
+             char *why, size_t whylen, struct sp_err *err)
+{
+    memset(x, 0, sizeof *x);
+    why[0] = '\0';
+    if (file_size < base + IDX_FOOTER_LEN + 20)
+        return 0;
+    uint8_t f[IDX_FOOTER_LEN];
+    if (idx_pread(fd, file_size - IDX_FOOTER_LEN, f, sizeof f) != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "read error");
+        return -1;
+    }
+    x->base = base;
+    const char *bad = idx_footer(f, file_size - base, x);
+    if (bad != NULL)
+        return idx_reject(x, bad, why, whylen);
+    int rc = 0;
+    uint32_t isize;
+    if ((bad = idx_data_member(fd, x, &isize, err, &rc)) != NULL)
+        return rc < 0 ? -1 : idx_reject(x, bad, why, whylen);
+    x->p = calloc(x->n + 1, sizeof *x->p);
+    if (x->p == NULL)
+        return idx_reject(x, "the index is too large for memory", why, whylen);
+    struct idx_parse s = {x, 0, 0, 0, 0, NULL};
+    uint32_t pcrc;
+    uint64_t from = base + x->data_len;
+    int mr = idx_members(&s, fd, from, from + x->index_len, &pcrc, err);
+    if (mr == -2) {
+        idx_free(x);
+        return -1;
+    }
+    if (mr != 0)
+        return idx_reject(x, s.why, why, whylen);
+    x->p[x->n] = (struct idx_piece){s.uoff, s.coff, 0, false};
+    if (pcrc != (uint32_t)idx_get_le(f + 60, 4))
+        return idx_reject(x, "the index payload's checksum does not match", why, whylen);
+    if (s.k != x->n)
+        return idx_reject(x, "fewer records than the footer says", why, whylen);
+    if (s.coff != x->data_len - x->header_len - 10 || s.uoff != x->total)
+        return idx_reject(x, "the pieces do not cover the data member", why, whylen);
+    if ((uint32_t)x->total != isize || s.crc != x->crc)
+        return idx_reject(x, "the pieces disagree with the data member's CRC-32 or size",
+                          why, whylen);
+    return 1;
+}
+
+void idx_free(struct idx *x)
+{
+    free(x->p);
+    x->p = NULL;
+}
