@@ -65,6 +65,35 @@ void eng_free(struct eng *e)
     free(e);
 }
 
+struct eng_dec {
+    struct libdeflate_decompressor *ld;
+};
+
+struct eng_dec *eng_dec_new(struct sp_err *err)
+{
+    struct eng_dec *d = calloc(1, sizeof *d);
+    if (d != NULL && (d->ld = libdeflate_alloc_decompressor()) != NULL)
+        return d;
+    free(d);
+    sp_err_set(err, SP_ERR_NOMEM, 0, "cannot allocate a decompressor");
+    return NULL;
+}
+
+int eng_dec_exact(struct eng_dec *d, const uint8_t *in, size_t n, uint8_t *out, size_t want)
+{
+    size_t in_used = 0, out_len = 0;
+    enum libdeflate_result r = libdeflate_deflate_decompress_ex(d->ld, in, n, out, want,
+                                                                &in_used, &out_len);
+    return r == LIBDEFLATE_SUCCESS && in_used == n && out_len == want ? 0 : -1;
+}
+
+void eng_dec_free(struct eng_dec *d)
+{
+    if (d != NULL)
+        libdeflate_free_decompressor(d->ld);
+    free(d);
+}
+
 #else /* zlib */
 
 const char *eng_name(void) { return "zlib " ZLIB_VERSION; }
@@ -134,6 +163,41 @@ void eng_free(struct eng *e)
     if (e != NULL)
         deflateEnd(&e->zs);
     free(e);
+}
+
+struct eng_dec {
+    z_stream zs;
+};
+
+struct eng_dec *eng_dec_new(struct sp_err *err)
+{
+    struct eng_dec *d = calloc(1, sizeof *d);
+    if (d != NULL && inflateInit2(&d->zs, -15) == Z_OK)
+        return d;
+    free(d);
+    sp_err_set(err, SP_ERR_NOMEM, 0, "cannot allocate a decompressor");
+    return NULL;
+}
+
+int eng_dec_exact(struct eng_dec *d, const uint8_t *in, size_t n, uint8_t *out, size_t want)
+{
+    z_stream *zs = &d->zs;
+    if (n > UINT32_MAX || want > UINT32_MAX || inflateReset(zs) != Z_OK)
+        return -1;
+    uint8_t spare;
+    zs->next_in = (Bytef *)in;
+    zs->avail_in = (uInt)n;
+    zs->next_out = want > 0 ? out : &spare;
+    zs->avail_out = want > 0 ? (uInt)want : 1;
+    int rc = inflate(zs, Z_FINISH);
+    return rc == Z_STREAM_END && zs->avail_in == 0 && zs->total_out == want ? 0 : -1;
+}
+
+void eng_dec_free(struct eng_dec *d)
+{
+    if (d != NULL)
+        inflateEnd(&d->zs);
+    free(d);
 }
 
 #endif

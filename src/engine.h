@@ -42,4 +42,17 @@ uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n);
 
 void eng_free(struct eng *e);
 
+/* ---- decoding a piece (parallel restore) ---- */
+
+struct eng_dec;
+
+struct eng_dec *eng_dec_new(struct sp_err *err);
+
+/* Decode the complete raw deflate stream in[0..n) into out[0..want).
+ * Returns 0 only when it decodes to exactly want bytes consuming exactly n
+ * bytes; -1 for anything else (invalid data, wrong length, trailing bytes). */
+int eng_dec_exact(struct eng_dec *d, const uint8_t *in, size_t n, uint8_t *out, size_t want);
+
+void eng_dec_free(struct eng_dec *d);
+
 #endif

@@ -14,6 +14,7 @@ enum sp_kind {
     SP_ERR_WRITE,    /* writing the output failed (disk full, broken pipe, ...) */
     SP_ERR_NOMEM,    /* an allocation failed */
     SP_ERR_SYS,      /* another system call failed (thread creation, ...) */
+    SP_ERR_DATA,     /* the compressed input is invalid or truncated */
     SP_ERR_INTERNAL  /* a bug: an engine or invariant failed */
 };
 

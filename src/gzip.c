@@ -1,7 +1,9 @@
 /* gzip.c — see gzip.h. */
 #include "gzip.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <zlib.h>
 
 static void gz_le32(uint8_t *p, uint32_t v)
 {
@@ -11,7 +13,7 @@ static void gz_le32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-size_t gz_header(uint8_t *buf, const char *name, uint32_t mtime, int level)
+size_t gz_write_header(uint8_t *buf, const char *name, uint32_t mtime, int level)
 {
     buf[0] = 0x1f;
     buf[1] = 0x8b;
@@ -35,4 +37,107 @@ void gz_end(uint8_t buf[GZ_END_LEN], uint32_t crc, uint64_t length)
     buf[1] = 0x00;
     gz_le32(buf + 2, crc);
     gz_le32(buf + 6, (uint32_t)length);
+}
+
+/* ---- reading ---- */
+
+struct gz_rd {
+    gz_getc_fn get;
+    void *ctx;
+    uint32_t crc; /* of the header bytes so far, for FHCRC */
+    uint64_t n;
+    int status;   /* first failure */
+};
+
+static int gz_byte(struct gz_rd *r)
+{
+    if (r->status != GZ_OK)
+        return -1;
+    int c = r->get(r->ctx);
+    if (c < 0) {
+        r->status = c == -2 ? GZ_READ_ERROR : GZ_TRUNCATED;
+        return -1;
+    }
+    uint8_t b = (uint8_t)c;
+    r->crc = (uint32_t)crc32(r->crc, &b, 1);
+    r->n++;
+    return c;
+}
+
+/* A NUL-terminated field; kept (truncated) in out when out is non-NULL. */
+static void gz_string(struct gz_rd *r, char *out, size_t cap)
+{
+    size_t k = 0;
+    int c;
+    while ((c = gz_byte(r)) > 0)
+        if (out != NULL && k + 1 < cap)
+            out[k++] = (char)c;
+    if (out != NULL)
+        out[k] = '\0';
+}
+
+int gz_read_header(gz_getc_fn get, void *ctx, struct gz_info *h)
+{
+    struct gz_rd r = {get, ctx, 0, 0, GZ_OK};
+    memset(h, 0, sizeof *h);
+    int m0 = gz_byte(&r), m1 = gz_byte(&r);
+    if (r.status != GZ_OK)
+        return r.status;
+    if (m0 != 0x1f || (m1 != 0x8b && m1 != 0x9e)) /* 9e: gzip 0.5's magic */
+        return GZ_NOT_GZIP;
+    int method = gz_byte(&r), flags = gz_byte(&r);
+    if (r.status != GZ_OK)
+        return r.status;
+    h->method = (uint8_t)method;
+    h->flags = (uint8_t)flags;
+    if (method != 8)
+        return GZ_BAD_METHOD;
+    if (flags & GZ_FENCRYPTED)
+        return GZ_ENCRYPTED;
+    if (flags & GZ_FRESERVED)
+        return GZ_BAD_FLAGS;
+    for (int i = 0; i < 4; i++)
+        h->mtime |= (uint32_t)(gz_byte(&r) & 0xff) << (8 * i);
+    h->xfl = (uint8_t)gz_byte(&r);
+    h->os = (uint8_t)gz_byte(&r);
+    if (flags & GZ_FEXTRA) {
+        unsigned xlen = (unsigned)(gz_byte(&r) & 0xff);
+        xlen |= (unsigned)(gz_byte(&r) & 0xff) << 8;
+        for (unsigned i = 0; i < xlen && r.status == GZ_OK; i++)
+            gz_byte(&r);
+    }
+    if (flags & GZ_FNAME)
+        gz_string(&r, h->name, sizeof h->name);
+    if (flags & GZ_FCOMMENT)
+        gz_string(&r, NULL, 0);
+    if (flags & GZ_FHCRC) {
+        h->hcrc_computed = r.crc & 0xffff;
+        h->hcrc_stored = (unsigned)(gz_byte(&r) & 0xff);
+        h->hcrc_stored |= (unsigned)(gz_byte(&r) & 0xff) << 8;
+        if (r.status == GZ_OK && h->hcrc_stored != h->hcrc_computed)
+            return GZ_BAD_HCRC;
+    }
+    h->len = r.n;
+    return r.status;
+}
+
+const char *gz_status_msg(int status, const struct gz_info *h, char *buf, size_t n)
+{
+    switch (status) {
+    case GZ_TRUNCATED: return "unexpected end of file";
+    case GZ_NOT_GZIP: return "not in gzip format";
+    case GZ_BAD_METHOD:
+        snprintf(buf, n, "unknown method %u -- not supported", h->method);
+        return buf;
+    case GZ_ENCRYPTED: return "is encrypted -- not supported";
+    case GZ_BAD_FLAGS:
+        snprintf(buf, n, "has flags 0x%x -- not supported", h->flags);
+        return buf;
+    case GZ_BAD_HCRC:
+        snprintf(buf, n, "header checksum 0x%04x != computed checksum 0x%04x",
+                 h->hcrc_stored, h->hcrc_computed);
+        return buf;
+    case GZ_READ_ERROR: return "read error";
+    default: return "invalid gzip header";
+    }
 }

@@ -1,0 +1,64 @@
+/* dec.h — decompress one input: in parallel through the piece index when the
+ * input is a seekable spigz file with a valid index, else sequentially.
+ *
+ * Indexed path: the calling thread reads each piece's compressed bytes; the
+ * pool's workers check it (a zero piece must be the canonical encoding of its
+ * length; a data piece must walk as complete non-final blocks ending at its
+ * last byte, decode to exactly its length and match its CRC-32) and decode
+ * it; the writer puts it in place (positioned writes, holes for zeros) or, for
+ * pipes, in order.  Zero pieces are never inflated.  The index is untrusted:
+ * if it does not validate, the reason is returned as a warning and the file
+ * is decoded sequentially (unz.c).  A piece failing its check means corrupt
+ * data: an error, as a sequential decode would end in one.
+ *
+ * Contract: never prints or exits; -1 with *err set on failure.  The caller
+ * owns the descriptors and the sink.
+ */
+#ifndef SPIGZ_DEC_H
+#define SPIGZ_DEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "gzip.h"
+#include "osink.h"
+
+struct dec_opts {
+    unsigned threads;
+    bool use_index;       /* false: always sequential */
+    bool copy_non_gzip;   /* gzip -dcf */
+    bool range;           /* output only [range_off, range_off + range_len) */
+    uint64_t range_off, range_len;
+};
+
+struct dec_stats {
+    uint64_t in_bytes;       /* compressed bytes */
+    uint64_t out_bytes;      /* decoded content bytes */
+    bool indexed;            /* decoded through the index */
+    bool trailing_garbage;   /* warning: trailing garbage ignored */
+    char index_warning[160]; /* an index was present but not used: why */
+    bool have_header;
+    struct gz_info hdr;      /* the (first) member's header */
+};
+
+int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
+            struct dec_stats *st, struct sp_err *err);
+
+/* Sizes for -l.  With a valid index: exact (exact = true).  Otherwise what
+ * gzip -l shows: the last member's ISIZE (the size mod 2^32). */
+struct dec_list {
+    uint64_t compressed, uncompressed;
+    uint64_t deflated;   /* exact: the data member's deflate bytes */
+    bool exact;
+    bool maybe_wrapped;  /* not exact and big enough to exceed 4 GiB */
+    uint32_t crc;        /* the last member's CRC-32 */
+    bool have_header;
+    struct gz_info hdr;
+    char index_warning[160];
+};
+
+/* Returns 0 with *l filled, or -1 with *err set. */
+int dec_list(int in_fd, struct dec_list *l, struct sp_err *err);
+
+#endif

@@ -1,0 +1,74 @@
+/* osink.h — where decompressed bytes go: a file, a device, a pipe, or
+ * nowhere (-t), holes left for zero blocks when the output allows it.
+ *
+ * Sparse output: a 4 KiB block (aligned on the file's offsets) that is all
+ * zero is not written; the file offset moves over it, and osink_finish() sets
+ * the final size, so trailing zeros become a hole too.  Partial blocks are
+ * always written.  Sparse output needs a regular file positioned at its end
+ * and not in append mode (otherwise skipped blocks would keep old bytes).
+ *
+ * Two ways in, not to be mixed on one sink: sequential (osink_write,
+ * osink_zeros: the stream order) and positioned (osink_pwrite, osink_pzeros:
+ * any order, seekable outputs only).
+ *
+ * Contract: sequential calls and osink_finish() from one thread at a time;
+ * positioned calls from any number of threads at once (see below).  The
+ * caller owns fd.  The first sequential failure is kept in `err`; later
+ * sequential calls return -1 at once.
+ */
+#ifndef SPIGZ_OSINK_H
+#define SPIGZ_OSINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum osink_sparse { OSINK_SPARSE_AUTO, OSINK_SPARSE_ALWAYS, OSINK_SPARSE_NEVER };
+
+struct osink {
+    int fd;             /* -1: discard everything (testing) */
+    bool sparse;        /* leave holes for zero blocks */
+    bool seekable;      /* positioned writes possible */
+    uint64_t base;      /* file offset of output byte 0 */
+    uint64_t pos;       /* sequential: output bytes accepted */
+    uint64_t skipped;   /* sequential: zero bytes not yet seeked over */
+    uint64_t written;   /* bytes actually written */
+    uint64_t holes;     /* zero bytes left as holes */
+    bool sequential;    /* the sequential calls are in use */
+    bool windowed;      /* sequential input clipped to [win_off, win_end) */
+    uint64_t win_off, win_end, lpos;
+    int failed;
+    struct sp_err err;
+};
+
+/* Prepare fd (or -1 for nothing) for output.  AUTO is sparse for a regular
+ * file at its end, never for pipes, terminals and devices; ALWAYS also for
+ * devices (the user says the device reads as zeros).  Returns 0 or -1. */
+int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *err);
+
+/* Sequential input is content from offset 0; only [off, off + len) of it
+ * is output (--range without an index). */
+void osink_window(struct osink *o, uint64_t off, uint64_t len);
+
+int osink_write(struct osink *o, const uint8_t *p, size_t n);
+int osink_zeros(struct osink *o, uint64_t n);
+
+/* Positioned writes may run on several threads at once: they only read *o
+ * and count into *acc, one per thread (summed by the caller). */
+struct osink_acc {
+    uint64_t written, holes;
+    struct sp_err err;
+};
+
+int osink_pwrite(const struct osink *o, uint64_t off, const uint8_t *p, size_t n,
+                 struct osink_acc *acc);
+int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_acc *acc);
+
+/* The output is `total` bytes long (sequential: what was output, whatever
+ * total says): seek over pending holes, set the size of a sparse file.
+ * Returns 0 or -1. */
+int osink_finish(struct osink *o, uint64_t total);
+
+#endif

@@ -1,0 +1,392 @@
+/* unz.c — see unz.h. */
+#include "unz.h"
+#include "crcz.h"
+#include "engine.h"
+#include "pool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define UNZ_IN (1u << 20)   /* read size */
+#define UNZ_OUT (1u << 20)  /* output buffer per pipeline item */
+
+/* ---- input buffer ---- */
+
+struct ibuf {
+    int fd;
+    uint8_t *buf;
+    size_t pos, len;
+    bool eof;
+    uint64_t total;          /* bytes read */
+    struct sp_err *err;
+    bool failed;
+};
+
+/* Read more after the unread bytes.  0 (maybe at EOF) or -1. */
+static int ib_fill(struct ibuf *b)
+{
+    if (b->eof || b->failed)
+        return b->failed ? -1 : 0;
+    if (b->pos > 0) {
+        memmove(b->buf, b->buf + b->pos, b->len - b->pos);
+        b->len -= b->pos;
+        b->pos = 0;
+    }
+    for (;;) {
+        ssize_t r = read(b->fd, b->buf + b->len, UNZ_IN - b->len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            b->failed = true;
+            sp_err_set(b->err, SP_ERR_READ, errno, "read error");
+            return -1;
+        }
+        if (r == 0)
+            b->eof = true;
+        b->len += (size_t)r;
+        b->total += (uint64_t)r;
+        return 0;
+    }
+}
+
+/* Make n (<= UNZ_IN) bytes available if the input has them; returns how many
+ * are, or -1 on a read error. */
+static ssize_t ib_need(struct ibuf *b, size_t n)
+{
+    while (b->len - b->pos < n && !b->eof)
+        if (ib_fill(b) != 0)
+            return -1;
+    return (ssize_t)(b->len - b->pos);
+}
+
+static int ib_getc(void *ctx)
+{
+    struct ibuf *b = ctx;
+    ssize_t avail = ib_need(b, 1);
+    if (avail < 0)
+        return -2;
+    if (avail == 0)
+        return -1;
+    return b->buf[b->pos++];
+}
+
+/* ---- the pipeline: items are output buffers and member ends ---- */
+
+enum unz_kind { UNZ_DATA, UNZ_RAW, UNZ_END };
+
+struct unz_item {
+    enum unz_kind kind;
+    uint8_t *buf;
+    size_t len;
+    uint32_t crc;                   /* DATA: CRC-32 of buf */
+    uint32_t want_crc, want_isize;  /* END: the member's trailer */
+};
+
+struct unz_ctx {
+    struct pool *pool;
+    struct osink *out;
+    struct unz_item *cur;
+    struct sp_err perr;             /* producer */
+    /* writer thread */
+    uint32_t crc;                   /* of the member so far */
+    uint64_t mlen, total;
+    struct sp_err werr;
+};
+
+static int unz_work(void *vctx, void *vitem, unsigned worker)
+{
+    (void)vctx;
+    (void)worker;
+    struct unz_item *it = vitem;
+    it->crc = eng_crc32(0, it->buf, it->len);
+    return 0;
+}
+
+static int unz_emit(void *vctx, void *vitem)
+{
+    struct unz_ctx *c = vctx;
+    struct unz_item *it = vitem;
+    if (it->kind == UNZ_END) {
+        bool crc_ok = c->crc == it->want_crc, len_ok = (uint32_t)c->mlen == it->want_isize;
+        c->crc = 0;
+        c->mlen = 0;
+        if (!crc_ok || !len_ok) {
+            sp_err_set(&c->werr, SP_ERR_DATA, 0, "invalid compressed data--%s",
+                       crc_ok ? "length error" : "crc error");
+            return -1;
+        }
+        return 0;
+    }
+    if (osink_write(c->out, it->buf, it->len) != 0) {
+        c->werr = c->out->err;
+        return -1;
+    }
+    if (it->kind == UNZ_DATA) {
+        c->crc = crcz_combine(c->crc, it->crc, it->len);
+        c->mlen += it->len;
+    }
+    c->total += it->len;
+    return 0;
+}
+
+static void unz_item_free(void *vctx, void *vitem)
+{
+    (void)vctx;
+    free(((struct unz_item *)vitem)->buf);
+}
+
+/* The current output buffer, taking a new item when needed; NULL to stop. */
+static struct unz_item *unz_cur(struct unz_ctx *c)
+{
+    if (c->cur != NULL)
+        return c->cur;
+    struct unz_item *it = pool_get(c->pool);
+    if (it == NULL)
+        return NULL;
+    if (it->buf == NULL && (it->buf = malloc(UNZ_OUT)) == NULL) {
+        sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    it->kind = UNZ_DATA;
+    it->len = 0;
+    c->cur = it;
+    return it;
+}
+
+static void unz_flush(struct unz_ctx *c, enum unz_kind kind)
+{
+    if (c->cur == NULL)
+        return;
+    c->cur->kind = kind;
+    pool_put(c->pool, c->cur, kind == UNZ_DATA);
+    c->cur = NULL;
+}
+
+static int unz_end_item(struct unz_ctx *c, uint32_t crc, uint32_t isize)
+{
+    unz_flush(c, UNZ_DATA);
+    struct unz_item *it = pool_get(c->pool);
+    if (it == NULL)
+        return -1;
+    it->kind = UNZ_END;
+    it->len = 0;
+    it->want_crc = crc;
+    it->want_isize = isize;
+    pool_put(c->pool, it, false);
+    return 0;
+}
+
+/* ---- one member ---- */
+
+static int unz_data_error(struct unz_ctx *c, const char *msg)
+{
+    sp_err_set(&c->perr, SP_ERR_DATA, 0, "%s", msg);
+    return -1;
+}
+
+/* Inflate one member's deflate stream into pipeline items. */
+static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
+{
+    if (inflateReset(zs) != Z_OK)
+        return unz_data_error(c, "inflate reset failed");
+    for (;;) {
+        if (b->pos == b->len) {
+            if (ib_fill(b) != 0)
+                return -1;
+            if (b->pos == b->len)
+                return unz_data_error(c, "unexpected end of file");
+        }
+        struct unz_item *it = unz_cur(c);
+        if (it == NULL)
+            return -1;
+        zs->next_in = b->buf + b->pos;
+        zs->avail_in = (uInt)(b->len - b->pos);
+        zs->next_out = it->buf + it->len;
+        zs->avail_out = (uInt)(UNZ_OUT - it->len);
+        int rc = inflate(zs, Z_NO_FLUSH);
+        b->pos = b->len - zs->avail_in;
+        it->len = UNZ_OUT - zs->avail_out;
+        if (it->len == UNZ_OUT)
+            unz_flush(c, UNZ_DATA);
+        if (rc == Z_STREAM_END)
+            return 0;
+        if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
+            return unz_data_error(c, "invalid compressed data--format violated");
+        if (rc == Z_MEM_ERROR) {
+            sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
+            return -1;
+        }
+        /* Z_OK or Z_BUF_ERROR: more input or more room, both handled above. */
+    }
+}
+
+static uint32_t unz_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int unz_trailer(struct unz_ctx *c, struct ibuf *b)
+{
+    ssize_t avail = ib_need(b, 8);
+    if (avail < 0)
+        return -1;
+    if (avail < 8)
+        return unz_data_error(c, "unexpected end of file");
+    const uint8_t *p = b->buf + b->pos;
+    b->pos += 8;
+    return unz_end_item(c, unz_le32(p), unz_le32(p + 4));
+}
+
+/* ---- between members: GNU gzip's rules ---- */
+
+enum unz_next { UNZ_NEXT_MEMBER, UNZ_NEXT_DONE, UNZ_NEXT_GARBAGE, UNZ_NEXT_ERROR };
+
+/* After a member: another member, the end (nothing, or only zero bytes), or
+ * trailing garbage.  A single non-zero byte left is a truncated magic. */
+static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b)
+{
+    ssize_t avail = ib_need(b, 2);
+    if (avail < 0)
+        return UNZ_NEXT_ERROR;
+    if (avail == 0)
+        return UNZ_NEXT_DONE;
+    const uint8_t *p = b->buf + b->pos;
+    if (avail == 1) {
+        if (p[0] == 0)
+            return UNZ_NEXT_DONE;
+        unz_data_error(c, "unexpected end of file");
+        return UNZ_NEXT_ERROR;
+    }
+    if (p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e))
+        return UNZ_NEXT_MEMBER;
+    /* Only zeros up to the end is padding (tape blocks, dd); else garbage. */
+    for (;;) {
+        for (; b->pos < b->len; b->pos++)
+            if (b->buf[b->pos] != 0)
+                return UNZ_NEXT_GARBAGE;
+        if (b->eof)
+            return UNZ_NEXT_DONE;
+        if (ib_fill(b) != 0)
+            return UNZ_NEXT_ERROR;
+    }
+}
+
+/* Copy the rest of the input through unchanged (gzip -dcf on non-gzip). */
+static int unz_copy(struct unz_ctx *c, struct ibuf *b)
+{
+    for (;;) {
+        while (b->pos < b->len) {
+            struct unz_item *it = unz_cur(c);
+            if (it == NULL)
+                return -1;
+            size_t n = b->len - b->pos;
+            if (n > UNZ_OUT - it->len)
+                n = UNZ_OUT - it->len;
+            memcpy(it->buf + it->len, b->buf + b->pos, n);
+            it->len += n;
+            b->pos += n;
+            if (it->len == UNZ_OUT)
+                unz_flush(c, UNZ_RAW);
+        }
+        if (b->eof) {
+            unz_flush(c, UNZ_RAW);
+            return 0;
+        }
+        if (ib_fill(b) != 0)
+            return -1;
+    }
+}
+
+/* All members, then the end of the input. */
+static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
+                       const struct unz_opts *o, struct unz_stats *st)
+{
+    /* The first member decides whether this is gzip at all. */
+    ssize_t avail = ib_need(b, 2);
+    if (avail < 0)
+        return -1;
+    const uint8_t *p = b->buf + b->pos;
+    bool magic = avail >= 2 && p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e);
+    if (!magic && o->copy_non_gzip)
+        return unz_copy(c, b);
+    if (!magic)
+        return unz_data_error(c, avail < 2 ? "unexpected end of file" : "not in gzip format");
+    for (;;) {
+        struct gz_info h;
+        int hs = gz_read_header(ib_getc, b, &h);
+        if (hs != GZ_OK) {
+            char msg[128];
+            if (hs == GZ_READ_ERROR)
+                return -1;
+            return unz_data_error(c, gz_status_msg(hs, &h, msg, sizeof msg));
+        }
+        if (st->members++ == 0) {
+            st->first = h;
+            st->have_header = true;
+        }
+        if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b) != 0)
+            return -1;
+        switch (unz_next(c, b)) {
+        case UNZ_NEXT_MEMBER:
+            continue;
+        case UNZ_NEXT_DONE:
+            return 0;
+        case UNZ_NEXT_GARBAGE:
+            if (o->copy_non_gzip)
+                return unz_copy(c, b);
+            st->trailing_garbage = true;
+            return 0;
+        default:
+            return -1;
+        }
+    }
+}
+
+int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
+            struct unz_stats *st, struct sp_err *err)
+{
+    memset(st, 0, sizeof *st);
+    struct unz_ctx *c = calloc(1, sizeof *c);
+    struct ibuf b = {.fd = in_fd, .buf = malloc(UNZ_IN)};
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    int rc = -1;
+    if (c == NULL || b.buf == NULL || inflateInit2(&zs, -15) != Z_OK) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        free(c);
+        free(b.buf);
+        return -1;
+    }
+    b.err = &c->perr;
+    c->out = out;
+    /* Depth: the inflater runs ahead of CRC and writing by a few buffers. */
+    c->pool = pool_new(o->threads, 2 * o->threads + 4, sizeof(struct unz_item),
+                       unz_work, unz_emit, c, err);
+    if (c->pool != NULL) {
+        int fed = unz_members(c, &b, &zs, o, st);
+        if (fed == 0)
+            unz_flush(c, UNZ_DATA);
+        int closed = pool_close(c->pool, fed != 0);
+        if (fed == 0 && closed == 0 && osink_finish(out, c->total) == 0) {
+            rc = 0;
+        } else if (c->perr.kind != SP_OK) {
+            *err = c->perr;
+        } else if (c->werr.kind != SP_OK) {
+            *err = c->werr;
+        } else if (out->err.kind != SP_OK) {
+            *err = out->err;
+        } else {
+            sp_err_set(err, SP_ERR_INTERNAL, 0, "decompression pipeline failed");
+        }
+        st->out_bytes = c->total;
+        pool_free(c->pool, unz_item_free);
+    }
+    st->in_bytes = b.total - (b.len - b.pos);
+    inflateEnd(&zs);
+    free(b.buf);
+    free(c);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* unz.h — sequential decompression of any gzip stream.
+ *
+ * Reads members one after the other as GNU gzip 1.12 does: any header
+ * (FEXTRA, FNAME, FCOMMENT, FHCRC), empty members, a CRC-32 and ISIZE check
+ * per member, and after the last member: trailing zero bytes ignored, other
+ * trailing bytes a warning ("trailing garbage ignored"), a lone non-zero
+ * byte or a cut header an error.  With copy_non_gzip (gzip -dcf), input that
+ * is not gzip is copied through unchanged.
+ *
+ * The calling thread reads and inflates (zlib); the pool's workers compute
+ * the CRC-32 of each output buffer and its writer thread writes them in order
+ * and checks each member's trailer.  So reading, inflating, checking and
+ * writing overlap, as in pigz.
+ *
+ * Contract: never prints or exits; -1 with *err set on failure (SP_ERR_DATA
+ * for invalid input, with gzip's wording).  The caller owns both descriptors
+ * and the sink.
+ */
+#ifndef SPIGZ_UNZ_H
+#define SPIGZ_UNZ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "gzip.h"
+#include "osink.h"
+
+struct unz_opts {
+    unsigned threads;    /* CRC workers, >= 1 */
+    bool copy_non_gzip;  /* pass non-gzip input through (gzip -dcf) */
+};
+
+struct unz_stats {
+    uint64_t in_bytes;       /* compressed bytes read */
+    uint64_t out_bytes;      /* bytes decoded */
+    unsigned members;
+    bool trailing_garbage;   /* warn: decompression OK, trailing garbage ignored */
+    bool have_header;        /* first is valid */
+    struct gz_info first;    /* header of the first member */
+};
+
+int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
+            struct unz_stats *st, struct sp_err *err);
+
+#endif
