@@ -1,0 +1,88 @@
+/* cli.h — the command line's shared state and helpers.
+ *
+ * The CLI (spigz.c: options; cmd_compress.c; cmd_decompress.c; cli.c: what
+ * they share) is the only part of spigz that prints or exits.  It keeps
+ * gzip's conventions: messages "spigz: NAME: cause", exit status 0 (ok), 1
+ * (error) or 2 (warning, when no error), errors winning; the other files
+ * are still processed after one fails.
+ *
+ * Contract: main thread only.  A named output is created by cli_out_create()
+ * and ended by cli_out_done(): between the two a SIGINT, SIGTERM or SIGHUP
+ * removes it.
+ */
+#ifndef SPIGZ_CLI_H
+#define SPIGZ_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "osink.h"
+
+#define EXIT_OK 0
+#define EXIT_ERR 1
+#define EXIT_WARN 2
+
+enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST };
+
+struct cli {
+    enum cli_mode mode;
+    bool to_stdout, keep, force, quiet, store_name, name_set, index;
+    int verbose;
+    int level;
+    unsigned threads;
+    uint64_t chunk_kib, zmin_kib;
+    const char *suffix;
+    const char *output;          /* -o */
+    enum osink_sparse sparse;
+    bool range;                  /* --range */
+    uint64_t range_off, range_len;
+    int status;                  /* worst exit status so far */
+    /* -l totals */
+    unsigned listed;
+    uint64_t list_in, list_out;
+    bool list_inexact;
+};
+
+struct cli_job {
+    const char *in_name;   /* as shown in messages */
+    const char *out_name;  /* as shown in messages */
+    const char *in_path;   /* NULL for stdin */
+    int in_fd, out_fd;
+    struct stat st;        /* of the input */
+};
+
+extern const char *cli_prog;
+
+void cli_status(struct cli *c, int status);
+void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void cli_signals_install(void);
+int cli_out_create(struct cli *c, const char *path);
+void cli_out_done(bool ok);
+
+/* True when the run keeps its inputs and writes no file named after them
+ * (-c, -o, -t, -l). */
+bool cli_input_stays(const struct cli *c);
+
+/* Open a named input with gzip's refusals (directories, links, devices,
+ * FIFOs, hard links).  Returns 0 or -1 (message printed, status set). */
+int cli_open_input(struct cli *c, const char *path, struct cli_job *j);
+
+/* Finish a named output: metadata, fsync when the input goes, close, keep or
+ * remove it, then remove the input.  Returns true when the output is kept. */
+bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
+                    const struct timespec *mtime);
+
+bool cli_has_suffix(const char *name, const char *suf);
+bool cli_same_file(const struct cli_job *j, int fd);
+const char *cli_base(const char *path);
+
+/* The two entry points per input. */
+void cmd_compress(struct cli *c, const char *path);
+void cmd_decompress(struct cli *c, const char *path);
+void cmd_list_totals(struct cli *c);
+
+#endif

@@ -1,0 +1,156 @@
+/* cmd_compress.c — compress one input, gzip's way: FILE -> FILE.gz (input
+ * removed once the output is complete), -c, -o OUT, stdin. */
+#include "config.h"
+#include "cli.h"
+#include "compress.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_stats *s,
+                      const char *what)
+{
+    if (!c->verbose)
+        return;
+    /* gzip's ratio: deflate bytes only, not its header and trailer. */
+    double deflated = (double)(s->out_bytes - s->frame_bytes);
+    double pct = s->in_bytes == 0 ? 0.0
+        : 100.0 * ((double)s->in_bytes - deflated) / (double)s->in_bytes;
+    fprintf(stderr, "%s:\t%5.1f%% -- %s %s", j->in_name, pct, what, j->out_name);
+    if (c->verbose > 1)
+        fprintf(stderr, " (%llu bytes in, %llu out, %llu zero of which %llu holes)",
+                (unsigned long long)s->in_bytes, (unsigned long long)s->out_bytes,
+                (unsigned long long)s->zero_bytes, (unsigned long long)s->hole_bytes);
+    fputc('\n', stderr);
+}
+
+/* gzip stores the modification time when it fits MTIME's 32 bits. */
+static uint32_t cc_mtime(const struct stat *st)
+{
+    if (st->st_mtime <= 0 || (uint64_t)st->st_mtime > UINT32_MAX)
+        return 0;
+    return (uint32_t)st->st_mtime;
+}
+
+/* Run the core on one input; prints its error.  Returns 0 or -1. */
+static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
+{
+    struct cmp_opts o;
+    cmp_opts_default(&o);
+    o.level = c->level;
+    o.threads = c->threads;
+    o.chunk = (size_t)c->chunk_kib << 10;
+    o.zmin = c->zmin_kib << 10;
+    o.index = c->index;
+    /* Name and time for regular files only: not for stdin or devices. */
+    if (c->store_name && j->in_path != NULL && S_ISREG(j->st.st_mode)) {
+        o.name = cli_base(j->in_path);
+        o.mtime = cc_mtime(&j->st);
+    }
+    struct sp_err err = {0};
+    if (cmp_run(j->in_fd, j->out_fd, &o, st, &err) != 0) {
+        const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
+        cli_error(c, "%s: %s", who, err.msg);
+        return -1;
+    }
+    if (st->size_changed)
+        cli_warn(c, "%s: file size changed while compressing; input kept", j->in_name);
+    return 0;
+}
+
+static void cc_to_file(struct cli *c, struct cli_job *j, const char *out_path, bool remove)
+{
+    j->out_name = out_path;
+    struct stat ost;
+    if (j->in_path != NULL && stat(out_path, &ost) == 0 && ost.st_dev == j->st.st_dev &&
+        ost.st_ino == j->st.st_ino) {
+        cli_error(c, "%s: input and output are the same file", out_path);
+        return;
+    }
+    if ((j->out_fd = cli_out_create(c, out_path)) < 0)
+        return;
+    struct cmp_stats st;
+    bool ok = cc_run(c, j, &st) == 0;
+    /* A file that changed while read may hold bytes the output lacks. */
+    remove = remove && ok && !st.size_changed;
+    if (cli_out_finish(c, j, ok, remove, NULL))
+        cc_report(c, j, &st, remove ? "replaced with" : "created");
+}
+
+static void cc_to_stdout(struct cli *c, struct cli_job *j)
+{
+    j->out_name = "stdout";
+    j->out_fd = STDOUT_FILENO;
+    if (j->in_path != NULL && cli_same_file(j, STDOUT_FILENO)) {
+        cli_error(c, "%s: input and output are the same file", j->in_name);
+        return;
+    }
+    struct cmp_stats st;
+    if (cc_run(c, j, &st) == 0)
+        cc_report(c, j, &st, "replaced with");
+}
+
+/* The suffix that marks name as compressed already, as gzip sees it: the
+ * chosen one, or one of gzip's own. */
+static const char *cc_compressed_suffix(const struct cli *c, const char *name)
+{
+    static const char *const known[] = {".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"};
+    if (cli_has_suffix(name, c->suffix))
+        return c->suffix;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (cli_has_suffix(name, known[i]))
+            return known[i];
+    return NULL;
+}
+
+static void cc_stdin(struct cli *c)
+{
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    if (fstat(STDIN_FILENO, &j.st) != 0) {
+        cli_error(c, "stdin: %s", strerror(errno));
+        return;
+    }
+    if (c->output != NULL)
+        cc_to_file(c, &j, c->output, false);
+    else
+        cc_to_stdout(c, &j);
+}
+
+void cmd_compress(struct cli *c, const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0) {
+        cc_stdin(c);
+        return;
+    }
+    const char *suf = cli_input_stays(c) ? NULL : cc_compressed_suffix(c, path);
+    if (suf != NULL) {
+        /* gzip reports this (with the name's own spelling of the suffix)
+         * but does not count it as a warning. */
+        if (!c->quiet)
+            cli_msg("%s already has %s suffix -- unchanged", path,
+                    path + strlen(path) - strlen(suf));
+        return;
+    }
+    struct cli_job j = {.in_name = path};
+    if (cli_open_input(c, path, &j) != 0)
+        return;
+    if (c->to_stdout) {
+        cc_to_stdout(c, &j);
+    } else if (c->output != NULL) {
+        cc_to_file(c, &j, c->output, false);
+    } else {
+        size_t n = strlen(path) + strlen(c->suffix) + 1;
+        char *out = malloc(n);
+        if (out == NULL) {
+            cli_error(c, "%s: out of memory", path);
+        } else {
+            snprintf(out, n, "%s%s", path, c->suffix);
+            cc_to_file(c, &j, out, !c->keep);
+            free(out);
+        }
+    }
+    close(j.in_fd);
+}

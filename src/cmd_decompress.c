@@ -1,0 +1,283 @@
+/* cmd_decompress.c — decompress (-d), test (-t) and list (-l) one input,
+ * gzip's way: FILE.gz -> FILE (suffix rules, -S, -N), -c, -o OUT, stdin. */
+#include "config.h"
+#include "cli.h"
+#include "dec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- names ---- */
+
+/* The output name for a compressed file name, gzip's way: strip the chosen
+ * suffix or a known one (.tgz and .taz become .tar).  NULL if none fits. */
+static char *cd_out_name(const struct cli *c, const char *path)
+{
+    static const char *const known[][2] = {{".gz", ""}, {"-gz", ""}, {".z", ""}, {"-z", ""},
+                                           {"_z", ""}, {".tgz", ".tar"}, {".taz", ".tar"}};
+    const char *cut = NULL, *add = "";
+    if (cli_has_suffix(path, c->suffix))
+        cut = c->suffix;
+    for (size_t i = 0; cut == NULL && i < sizeof known / sizeof known[0]; i++)
+        if (cli_has_suffix(path, known[i][0])) {
+            cut = known[i][0];
+            add = known[i][1];
+        }
+    if (cut == NULL || strlen(cli_base(path)) == strlen(cut))
+        return NULL;
+    size_t keep = strlen(path) - strlen(cut);
+    char *out = malloc(keep + strlen(add) + 1);
+    if (out != NULL) {
+        memcpy(out, path, keep);
+        strcpy(out + keep, add);
+    }
+    return out;
+}
+
+/* -N: the stored name (its last component only), next to the input. */
+static char *cd_stored_name(const char *path, const struct gz_info *h)
+{
+    const char *stored = cli_base(h->name);
+    if (stored[0] == '\0' || strcmp(stored, ".") == 0 || strcmp(stored, "..") == 0)
+        return NULL;
+    size_t dir = (size_t)(cli_base(path) - path);
+    char *out = malloc(dir + strlen(stored) + 1);
+    if (out != NULL) {
+        memcpy(out, path, dir);
+        strcpy(out + dir, stored);
+    }
+    return out;
+}
+
+/* ---- running the core ---- */
+
+static double cd_ratio(uint64_t in, uint64_t out)
+{
+    return out == 0 ? 0.0 : 100.0 * ((double)out - (double)in) / (double)out;
+}
+
+/* gzip -l's ratio leaves out the gzip header and trailer. */
+static double cd_list_ratio(const struct dec_list *l)
+{
+    uint64_t frame = l->have_header ? l->hdr.len + 8 : 0;
+    uint64_t deflated = l->compressed > frame ? l->compressed - frame : 0;
+    if (l->exact)
+        deflated = l->deflated;
+    return cd_ratio(deflated, l->uncompressed);
+}
+
+/* Decompress j into the sink; prints errors and warnings.  0 or -1. */
+static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *st)
+{
+    struct dec_opts d = {
+        .threads = c->threads,
+        .use_index = c->index,
+        .copy_non_gzip = c->force && c->to_stdout && c->mode == MODE_DECOMPRESS,
+        .range = c->range,
+        .range_off = c->range_off,
+        .range_len = c->range_len,
+    };
+    struct sp_err err = {0};
+    int rc = dec_run(j->in_fd, o, &d, st, &err);
+    if (st->index_warning[0] != '\0')
+        cli_warn(c, "%s: index not used (%s): decoding sequentially", j->in_name,
+                 st->index_warning);
+    if (rc != 0) {
+        const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
+        cli_error(c, "%s: %s", who, err.msg);
+        return -1;
+    }
+    if (st->trailing_garbage)
+        cli_warn(c, "%s: decompression OK, trailing garbage ignored", j->in_name);
+    return 0;
+}
+
+static void cd_report(struct cli *c, const struct cli_job *j, const struct dec_stats *s,
+                      const char *what)
+{
+    if (!c->verbose)
+        return;
+    if (c->mode == MODE_TEST) {
+        fprintf(stderr, "%s:\t OK\n", j->in_name);
+        return;
+    }
+    fprintf(stderr, "%s:\t%5.1f%% -- %s %s", j->in_name, cd_ratio(s->in_bytes, s->out_bytes),
+            what, j->out_name);
+    if (c->verbose > 1)
+        fprintf(stderr, " (%s)", s->indexed ? "parallel, through the index" : "sequential");
+    fputc('\n', stderr);
+}
+
+/* Test, or write to stdout: no file is created. */
+static void cd_to_fd(struct cli *c, struct cli_job *j, int fd)
+{
+    struct osink o;
+    struct sp_err err = {0};
+    j->out_name = "stdout";
+    j->out_fd = fd;
+    if (fd >= 0 && j->in_path != NULL && cli_same_file(j, fd)) {
+        cli_error(c, "%s: input and output are the same file", j->in_name);
+        return;
+    }
+    if (osink_open(&o, fd, c->sparse, &err) != 0) {
+        cli_error(c, "stdout: %s", err.msg);
+        return;
+    }
+    struct dec_stats st;
+    if (cd_run(c, j, &o, &st) == 0)
+        cd_report(c, j, &st, "replaced with");
+}
+
+static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, bool remove)
+{
+    j->out_name = out_path;
+    struct stat ost;
+    if (j->in_path != NULL && stat(out_path, &ost) == 0 && ost.st_dev == j->st.st_dev &&
+        ost.st_ino == j->st.st_ino) {
+        cli_error(c, "%s: input and output are the same file", out_path);
+        return;
+    }
+    if ((j->out_fd = cli_out_create(c, out_path)) < 0)
+        return;
+    struct osink o;
+    struct sp_err err = {0};
+    struct dec_stats st;
+    bool ok = osink_open(&o, j->out_fd, c->sparse, &err) == 0;
+    if (!ok)
+        cli_error(c, "%s: %s", out_path, err.msg);
+    ok = ok && cd_run(c, j, &o, &st) == 0;
+    /* -N: the stored time stamp, when there is one. */
+    struct timespec mt = {0, 0}, *mtp = NULL;
+    if (ok && c->store_name && c->name_set && st.have_header && st.hdr.mtime != 0) {
+        mt.tv_sec = (time_t)st.hdr.mtime;
+        mtp = &mt;
+    }
+    if (cli_out_finish(c, j, ok, remove && ok, mtp))
+        cd_report(c, j, &st, remove ? "replaced with" : "created");
+}
+
+/* ---- -l ---- */
+
+static void cd_list_header(struct cli *c)
+{
+    if (c->listed++ > 0)
+        return;
+    if (c->verbose)
+        printf("method  crc     date  time  ");
+    printf("         compressed        uncompressed  ratio uncompressed_name\n");
+}
+
+/* One line of -l; l is NULL for the totals.  The time shown is the
+ * compressed file's (gzip -lv), the stored one with -N when there is one. */
+static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double ratio,
+                         const char *name, const struct dec_list *l, const struct stat *st)
+{
+    if (c->verbose && l != NULL) {
+        char when[32] = "";
+        time_t t = st->st_mtime;
+        if (c->store_name && c->name_set && l->hdr.mtime != 0)
+            t = (time_t)l->hdr.mtime;
+        struct tm tm;
+        if (localtime_r(&t, &tm) != NULL)
+            strftime(when, sizeof when, "%b %e %H:%M", &tm);
+        printf("%5s %08x %12s ", "defla", l->crc, when);
+    } else if (c->verbose) {
+        printf("%28s", "");
+    }
+    printf("%19llu %19llu %5.1f%% %s\n", (unsigned long long)in, (unsigned long long)out,
+           ratio, name);
+}
+
+static void cd_list(struct cli *c, struct cli_job *j)
+{
+    struct dec_list l;
+    struct sp_err err = {0};
+    if (dec_list(j->in_fd, &l, &err) != 0) {
+        cli_error(c, "%s: %s", j->in_name, err.msg);
+        return;
+    }
+    if (l.index_warning[0] != '\0')
+        cli_warn(c, "%s: index not used (%s)", j->in_name, l.index_warning);
+    char *name = NULL;
+    if (c->store_name && c->name_set && l.have_header)
+        name = cd_stored_name(j->in_path != NULL ? j->in_path : "", &l.hdr);
+    if (name == NULL && j->in_path != NULL)
+        name = cd_out_name(c, j->in_path);
+    cd_list_header(c);
+    cd_list_line(c, l.compressed, l.uncompressed, cd_list_ratio(&l),
+                 name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st);
+    free(name);
+    c->list_in += l.compressed;
+    c->list_out += l.uncompressed;
+    if (!l.exact && l.maybe_wrapped) {
+        c->list_inexact = true;
+        if (!c->quiet)
+            cli_msg("%s: no index: the uncompressed size is only known modulo 4 GiB",
+                    j->in_name);
+    }
+}
+
+void cmd_list_totals(struct cli *c)
+{
+    if (c->listed > 1)
+        cd_list_line(c, c->list_in, c->list_out, cd_ratio(c->list_in, c->list_out), "(totals)",
+                     NULL, NULL);
+}
+
+/* ---- one input ---- */
+
+static void cd_dispatch(struct cli *c, struct cli_job *j)
+{
+    if (c->mode == MODE_LIST) {
+        cd_list(c, j);
+    } else if (c->mode == MODE_TEST) {
+        cd_to_fd(c, j, -1);
+    } else if (c->to_stdout) {
+        cd_to_fd(c, j, STDOUT_FILENO);
+    } else if (c->output != NULL) {
+        cd_to_file(c, j, c->output, false);
+    } else {
+        /* FILE.gz -> FILE, or -N's stored name (read from the header first). */
+        char *out = NULL;
+        if (c->store_name && c->name_set) {
+            struct dec_list l;
+            struct sp_err err = {0};
+            off_t at = lseek(j->in_fd, 0, SEEK_CUR);
+            if (at >= 0 && dec_list(j->in_fd, &l, &err) == 0 && l.have_header)
+                out = cd_stored_name(j->in_path, &l.hdr);
+            (void)lseek(j->in_fd, at, SEEK_SET);
+        }
+        if (out == NULL)
+            out = cd_out_name(c, j->in_path);
+        if (out == NULL) {
+            cli_warn(c, "%s: unknown suffix -- ignored", j->in_path);
+            return;
+        }
+        cd_to_file(c, j, out, !c->keep);
+        free(out);
+    }
+}
+
+void cmd_decompress(struct cli *c, const char *path)
+{
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    if (path == NULL || strcmp(path, "-") == 0) {
+        if (fstat(STDIN_FILENO, &j.st) != 0) {
+            cli_error(c, "stdin: %s", strerror(errno));
+            return;
+        }
+        if (c->mode == MODE_DECOMPRESS && c->output == NULL)
+            c->to_stdout = true; /* stdin has no name to strip */
+        cd_dispatch(c, &j);
+        return;
+    }
+    j.in_name = path;
+    if (cli_open_input(c, path, &j) != 0)
+        return;
+    cd_dispatch(c, &j);
+    close(j.in_fd);
+}
