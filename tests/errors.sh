@@ -1,8 +1,10 @@
 #!/bin/bash
 # errors.sh — failures: missing and unreadable inputs, read errors midway,
 # disk full, a full device on stdout, signals mid-run, a closed pipe, a file
-# changing size.  On an error the partial output is removed, the input kept,
-# the status is 1 and the message names the file and the cause.
+# changing size; and, decompressing (through the index and sequentially),
+# read errors, a full disk, a file size limit and signals.  On an error the
+# partial output is removed, the input kept, the status is 1 and the message
+# names the file and the cause.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -172,7 +174,8 @@ rm -f "$W/sp" "$R/sp"
 section "disk full"
 "$SPIGZ" -k -c "$W/r" > "$T/r-full.gz" 2>/dev/null
 full=$(stat -c %s "$T/r-full.gz")
-for n in 0 5 100000 $((full - 1)); do
+# (The last 78 bytes are the index's footer, the bytes before it the index.)
+for n in 0 5 100000 $((full - 100)) $((full - 78)) $((full - 1)); do
     for mode in file o; do
         case $mode in
             file) args=(r) out=r.gz ;;
@@ -326,5 +329,127 @@ grow_shrink() {
 }
 grow_shrink grow
 grow_shrink shrink
+
+# ---- decompression: read errors, a full disk, signals ----
+section "decompression errors"
+rm -rf "${W:?}"/* "${R:?}"/*
+# An image with data and zero runs: spigz's file (the index: positioned
+# reads and writes), the same without index and gzip's (sequential).
+{ seq 1 400000; head -c $((2 * M)) /dev/urandom; head -c $((4 * M)) /dev/zero
+    seq 1 300000; head -c $((3 * M)) /dev/zero; head -c $((2 * M)) /dev/urandom; } > "$T/dimg"
+"$SPIGZ" -c -b 64 "$T/dimg" > "$R/di.gz"
+"$SPIGZ" -c --no-index "$T/dimg" > "$R/dn.gz"
+gzip -1 -c < "$T/dimg" > "$R/dg.gz"
+# A read error midway: status 1, the input named, the output removed.
+for src in di dn dg; do
+    half=$(($(stat -c %s "$R/$src.gz") / 2))
+    for mode in file keep o c; do
+        cp "$R/$src.gz" "$W/$src.gz"
+        case $mode in
+            file) args=(-d "$src.gz") out=$src ;;
+            keep) args=(-d -k "$src.gz") out=$src ;;
+            o) args=(-d -o "$src.out" "$src.gz") out=$src.out ;;
+            c) args=(-dc "$src.gz") out= ;;
+        esac
+        frun LD_PRELOAD="$FAULT_SO" FAULT_READ_EIO_AFTER="$half" -- "${args[@]}"
+        rc_is "decompression, read error midway ($src, $mode)" 1
+        err_has "decompression, read error midway ($src, $mode): names the file" "spigz: $src.gz:"
+        err_has "decompression, read error midway ($src, $mode): the cause" "Input/output error"
+        unchanged "decompression, read error midway ($src, $mode): input kept" "$src.gz"
+        [ -n "$out" ] && absent "decompression, read error midway ($src, $mode): partial output removed" "$out"
+        only "decompression, read error midway ($src, $mode): no stray files" "$src.gz"
+    done
+    rm -f "$W/$src.gz"
+done
+# A full disk: the shim makes write() fail, as the sequential path writes.
+for src in dn dg; do
+    for n in 0 100000 $((3 * M)); do
+        for mode in file o; do
+            cp "$R/$src.gz" "$W/$src.gz"
+            case $mode in
+                file) args=(-d "$src.gz") out=$src ;;
+                o) args=(-d -o "$src.out" "$src.gz") out=$src.out ;;
+            esac
+            frun LD_PRELOAD="$FAULT_SO" FAULT_WRITE_ENOSPC_AFTER="$n" -- "${args[@]}"
+            rc_is "decompression, disk full after $n bytes ($src, $mode)" 1
+            err_has "decompression, disk full ($src, $mode): names the output" "spigz: $out:"
+            err_has "decompression, disk full ($src, $mode): the cause" "No space left on device"
+            absent "decompression, disk full ($src, $mode): partial output removed" "$out"
+            unchanged "decompression, disk full ($src, $mode): input kept" "$src.gz"
+            only "decompression, disk full ($src, $mode): no stray files" "$src.gz"
+        done
+    done
+    rm -f "$W/$src.gz"
+done
+# The indexed path writes with pwrite(), which the shim does not see: a small
+# tmpfs gives a real ENOSPC (when this machine lets us mount one), and a file
+# size limit (ulimit -f, SIGXFSZ ignored) gives EFBIG anywhere.
+MNT=$T/mnt
+mkdir -p "$MNT"
+if mount -t tmpfs -o size=2m spigz-test "$MNT" 2>/dev/null; then
+    trap 'umount "$MNT" 2>/dev/null; rm -rf "$T"' EXIT
+    for src in di dn; do
+        cp "$R/$src.gz" "$W/$src.gz"
+        frun -- -d -o "$MNT/out" "$src.gz"
+        rc_is "decompression onto a full tmpfs ($src)" 1
+        err_has "decompression onto a full tmpfs ($src): names the output" "$MNT/out:"
+        err_has "decompression onto a full tmpfs ($src): the cause" "No space left on device"
+        check "decompression onto a full tmpfs ($src): partial output removed" [ ! -e "$MNT/out" ]
+        unchanged "decompression onto a full tmpfs ($src): input kept" "$src.gz"
+        rm -f "$W/$src.gz"
+    done
+    umount "$MNT" || fail "umount $MNT failed"
+    trap 'rm -rf "$T"' EXIT
+else
+    echo "NOTE: cannot mount a tmpfs here: the real ENOSPC case is not run" >&2
+fi
+for src in di dn; do
+    cp "$R/$src.gz" "$W/$src.gz"
+    CMD="spigz -d $src.gz (ulimit -f 2048)"
+    (cd "$W" && trap '' XFSZ && ulimit -f 2048 && exec timeout 120 "$SPIGZ" -d "$src.gz") 2>&1 |
+        cat > "$T/err"
+    RC=${PIPESTATUS[0]}
+    rc_is "decompression past the file size limit ($src)" 1
+    err_has "decompression past the file size limit ($src): names the output" "spigz: $src:"
+    err_has "decompression past the file size limit ($src): the cause" "File too large"
+    absent "decompression past the file size limit ($src): partial output removed" "$src"
+    unchanged "decompression past the file size limit ($src): input kept" "$src.gz"
+    only "decompression past the file size limit ($src): no stray files" "$src.gz"
+    rm -f "$W/$src.gz"
+done
+
+# Signals while decompressing to a file (reads slowed down to 0.1 s each).
+for mode in di-file di-o dn-file; do
+    src=${mode%-*}
+    cp "$R/$src.gz" "$W/$src.gz"
+    case $mode in
+        *-file) args=(-d "$src.gz") out=$src ;;
+        *-o) args=(-d -o "$src.out" "$src.gz") out=$src.out ;;
+    esac
+    for s in INT TERM; do
+        (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
+            exec env --default-signal=INT,TERM,HUP "$SPIGZ" "${args[@]}") 2> "$T/err" &
+        pid=$!
+        for _ in $(seq 1 100); do
+            [ -e "$W/$out" ] && break
+            sleep 0.05
+        done
+        sleep 0.3
+        if ! kill -0 "$pid" 2>/dev/null; then
+            wait "$pid"
+            fail "decompression, SIG$s ($mode): spigz ended (status $?) before the signal"
+            continue
+        fi
+        if [ -e "$W/$out" ]; then pass; else fail "decompression, SIG$s ($mode): $out was not created within 5 s"; fi
+        kill -s "$s" "$pid"
+        wait "$pid"
+        RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
+        rc_is "decompression, SIG$s mid-run ($mode)" 1
+        absent "decompression, SIG$s mid-run ($mode): partial output removed" "$out"
+        unchanged "decompression, SIG$s mid-run ($mode): input kept" "$src.gz"
+        only "decompression, SIG$s mid-run ($mode): no stray files" "$src.gz"
+    done
+    rm -f "$W/$src.gz"
+done
 
 finish

@@ -5,6 +5,8 @@
  *
  *   FAULT_READ_EIO_AFTER=N   FAULT_WRITE_ENOSPC_AFTER=N   FAULT_READ_DELAY_US=U
  *
+ * read, pread, write and pwrite are intercepted (and their 64-bit names).
+ *
  * Test-only: not installed, not linked into spigz.
  */
 #define _GNU_SOURCE
@@ -70,21 +72,41 @@ ssize_t pread(int fd, void *buf, size_t n, off_t off)
     return pread64(fd, buf, n, off);
 }
 
+/* How many of n bytes a write may take before the disk is "full": n, fewer
+ * (a short write, as a filling disk gives), or -1 with ENOSPC. */
+static ssize_t fault_write_room(int fd, size_t n)
+{
+    long long limit = fault_env("FAULT_WRITE_ENOSPC_AFTER");
+    if (limit < 0 || !fault_is_file(fd))
+        return (ssize_t)n;
+    long long before = atomic_fetch_add(&fault_write_total, (long long)n);
+    if (before + (long long)n <= limit)
+        return (ssize_t)n;
+    if (before < limit)
+        return (ssize_t)(limit - before);
+    errno = ENOSPC;
+    return -1;
+}
+
 ssize_t write(int fd, const void *buf, size_t n)
 {
     static ssize_t (*real)(int, const void *, size_t);
     if (real == NULL)
         real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    long long limit = fault_env("FAULT_WRITE_ENOSPC_AFTER");
-    if (limit >= 0 && fault_is_file(fd)) {
-        long long before = atomic_fetch_add(&fault_write_total, (long long)n);
-        if (before + (long long)n > limit) {
-            /* A short write first, as a filling disk does, then ENOSPC. */
-            if (before < limit)
-                return real(fd, buf, (size_t)(limit - before));
-            errno = ENOSPC;
-            return -1;
-        }
-    }
-    return real(fd, buf, n);
+    ssize_t room = fault_write_room(fd, n);
+    return room < 0 ? -1 : real(fd, buf, (size_t)room);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+{
+    static ssize_t (*real)(int, const void *, size_t, off_t);
+    if (real == NULL)
+        real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+    ssize_t room = fault_write_room(fd, n);
+    return room < 0 ? -1 : real(fd, buf, (size_t)room, off);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    return pwrite64(fd, buf, n, off);
 }

@@ -1,8 +1,11 @@
 #!/bin/bash
 # roundtrip.sh — spigz output must decode to the input with every gzip reader
 # (gzip, pigz, busybox, 7-Zip, libarchive, Python's gzip and zlib, libdeflate,
-# igzip), be one single gzip member, and be the same bytes whatever the thread
-# count and whether the input is a file, a sparse file or a pipe.
+# igzip, and spigz itself through its index and sequentially), hold it all in
+# its first gzip member followed only by empty members (the index, then the
+# footer; nothing with --no-index, which writes the same first member), and be
+# the same bytes whatever the thread count and whether the input is a file, a
+# sparse file or a pipe.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -82,12 +85,17 @@ while args and args != ["--"]:
     args = args[end + 1:]
 EOF
 
-# pycheck.py GZ ORIG [quick]: Python's readers (quick: only the single-member
-# zlib reader).  Prints "ok NAME" or "FAIL NAME: why" for each.
+# pycheck.py GZ ORIG [quick] [noindex]: Python's readers (quick: only the
+# member check).  Prints "ok NAME" or "FAIL NAME: why" for each.  The member
+# check: the first gzip member decodes to the whole input, and everything
+# after it is gzip members that decode to nothing, the last one the 78-byte
+# footer (noindex: nothing after the first member).
 cat > "$PY/pycheck.py" <<'EOF'
 import gzip, sys, zlib
 data = open(sys.argv[1], "rb").read()
 want = open(sys.argv[2], "rb").read()
+quick = "quick" in sys.argv[3:]
+noindex = "noindex" in sys.argv[3:]
 
 def report(name, out, extra_ok=True, extra=""):
     if out == want and extra_ok:
@@ -103,7 +111,6 @@ def attempt(name, fn):
     except Exception as e:
         print("FAIL %s: %r" % (name, e))
 
-quick = len(sys.argv) > 3
 if not quick:
     attempt("python3 gzip.decompress",
             lambda: report("python3 gzip.decompress", gzip.decompress(data)))
@@ -111,13 +118,30 @@ if not quick:
     attempt("python3 zlib.decompress(data, 31)",
             lambda: report("python3 zlib.decompress(data, 31)", zlib.decompress(data, 31)))
 
-def single():
+def members():
     d = zlib.decompressobj(31)
     out = d.decompress(data) + d.flush()
-    ok = d.eof and d.unused_data == b"" and d.unconsumed_tail == b""
-    report("exactly one gzip member (zlib.decompressobj(31))", out, ok,
-           "; eof=%s, %d bytes after the first member" % (d.eof, len(d.unused_data)))
-attempt("exactly one gzip member (zlib.decompressobj(31))", single)
+    ok, why = d.eof and d.unconsumed_tail == b"", ""
+    rest, n, last = d.unused_data, 0, b""
+    if noindex and rest:
+        ok, why = False, "; %d bytes after the first member (--no-index)" % len(rest)
+    while ok and rest:
+        e = zlib.decompressobj(31)
+        got = e.decompress(rest) + e.flush()
+        if not e.eof or got:
+            ok = False
+            why = "; trailing member %d %s" % (
+                n + 1, "decodes to %d bytes" % len(got) if e.eof else "is not a complete gzip member")
+        n += 1
+        last = rest[:len(rest) - len(e.unused_data)]
+        rest = e.unused_data
+    # An index member per 65531 bytes of records (none for an empty input),
+    # then the footer.
+    if ok and not noindex and (n < (2 if want else 1) or len(last) != 78 or last[12:14] != b"SF"):
+        ok, why = False, "; %d trailing members, not index members and a 78-byte footer" % n
+    report("first member is the input, then empty members (zlib.decompressobj(31))",
+           out, ok, why)
+attempt("first member is the input, then empty members (zlib.decompressobj(31))", members)
 EOF
 
 # hdr.py GZ: the gzip header fields, "flg=.. mtime=.. xfl=.. os=.. name=..".
@@ -137,13 +161,20 @@ if flg & 8:
 print("flg=%d mtime=%d xfl=%d os=%d name=%s" % (flg, mtime, xfl, os_, name))
 EOF
 
-# trailer.py GZ: "crc isize" from the last 8 bytes.
+# trailer.py GZ: "crc isize total" of the data member, found through the
+# footer (FORMAT.md: the data member is data_len bytes; total is the content
+# length).
 cat > "$PY/trailer.py" <<'EOF'
 import struct, sys
 with open(sys.argv[1], "rb") as f:
-    f.seek(-8, 2)
+    f.seek(-78, 2)
+    foot = f.read(78)
+    if foot[12:14] != b"SF":
+        sys.exit("trailer.py: no footer")
+    total, data_len = struct.unpack("<QQ", foot[20:36])
+    f.seek(data_len - 8)
     crc, isize = struct.unpack("<II", f.read(8))
-print(crc, isize)
+print(crc, isize, total)
 EOF
 
 # sparsecmp.py FILE < DATA: DATA equals FILE; hole ranges are compared with
@@ -231,7 +262,9 @@ dec_7zz() { 7zz x -so -bd "$1"; }
 dec_bsdcat() { bsdcat "$1"; }
 dec_libdeflate() { libdeflate-gunzip -c "$1"; }
 dec_igzip() { igzip -dc "$1"; }
-DECODERS=(gzip pigz busybox 7zz bsdcat libdeflate igzip)
+dec_spigz() { "$SPIGZ" -dc -- "$1"; }
+dec_spigz_seq() { "$SPIGZ" -dc --no-index -- "$1"; }
+DECODERS=(gzip pigz busybox 7zz bsdcat libdeflate igzip spigz spigz_seq)
 
 # decode DESC DECODER GZ ORIG: one reader must give back ORIG exactly.
 decode() {
@@ -247,10 +280,11 @@ decode() {
     fi
 }
 
-# pyreaders DESC GZ ORIG [quick]: Python's gzip and zlib readers, single member.
+# pyreaders DESC GZ ORIG [quick] [noindex]: Python's gzip and zlib readers,
+# the member check.
 pyreaders() {
     local desc=$1 line n=0 want=3
-    [ $# -gt 3 ] && want=1
+    case " ${*:4} " in *" quick "*) want=1 ;; esac
     while IFS= read -r line; do
         n=$((n + 1))
         case $line in
@@ -270,30 +304,40 @@ rt() {
     pyreaders "$1" "$2" "$3"
 }
 
-# rt_lite DESC GZ ORIG: three unrelated inflaters and the single-member
+# rt_lite DESC GZ ORIG: three unrelated inflaters, spigz and the member
 # check (for variations of options on inputs that went through rt).
 rt_lite() {
     local d
-    for d in gzip 7zz libdeflate; do
+    for d in gzip 7zz libdeflate spigz; do
         decode "$1" "$d" "$2" "$3"
     done
     pyreaders "$1" "$2" "$3" quick
 }
 
-# rt_quick DESC GZ ORIG: gzip and the single-member check only (for sweeps).
+# rt_quick DESC GZ ORIG: gzip, spigz and the member check only (for sweeps).
 rt_quick() {
     decode "$1" gzip "$2" "$3"
+    decode "$1" spigz "$2" "$3"
     pyreaders "$1" "$2" "$3" quick
 }
 
 # case_rt DESC FILE ARG...: spigz -c ARG... FILE through every reader ($RT:
-# rt, or rt_lite), and the file and pipe paths (with -n) give the same bytes.
+# rt, or rt_lite), and the file and pipe paths (with -n) give the same bytes;
+# with --no-index, the same first member alone.
 RT=rt
 case_rt() {
     local desc=$1 f=$2
     shift 2
     z "$T/c.gz" -c "$@" "$f" || return
     "$RT" "$desc (spigz -c $*)" "$T/c.gz" "$f"
+    if z "$T/ni.gz" --no-index -c "$@" "$f"; then
+        pyreaders "$desc (spigz --no-index -c $*)" "$T/ni.gz" "$f" quick noindex
+        if cmp -s -n "$(fsize "$T/ni.gz")" "$T/ni.gz" "$T/c.gz"; then
+            pass
+        else
+            fail "$desc: spigz --no-index -c $* is not the first member of spigz -c $*"
+        fi
+    fi
     z "$T/file.gz" -n -c "$@" "$f" || return
     z "$T/pipe.gz" -c "$@" < <(cat "$f") || return
     same "$desc: file vs pipe (spigz -n -c $*)" "$T/file.gz" "$T/pipe.gz"
@@ -557,8 +601,9 @@ dd if=/dev/zero of="$big" bs=1M count=1 seek=$((3 * G)) oflag=seek_bytes conv=no
 put "$big" $((4 * G + 100)) r:100000 t:100000
 z "$T/big.out" -k "$big"
 if [ -s "$big.gz" ]; then
-    read -r _ isize < <("$PY3" "$PY/trailer.py" "$big.gz")
+    read -r _ isize total < <("$PY3" "$PY/trailer.py" "$big.gz")
     check "over 4 GiB: ISIZE $isize = size mod 2^32 = $((size % (1 << 32)))" [ "$isize" -eq $((size % (1 << 32))) ]
+    check "over 4 GiB: the footer's total $total = size $size" [ "$total" -eq "$size" ]
     igzip -dc "$big.gz" | "$PY3" "$PY/sparsecmp.py" "$big"
     st=("${PIPESTATUS[@]}")
     check "over 4 GiB: round trip (igzip -dc: exit ${st[0]}, compare: exit ${st[1]})" \
