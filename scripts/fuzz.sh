@@ -1,0 +1,81 @@
+#!/bin/sh
+# Build the libFuzzer harnesses (fuzz/fuzz_*.c) out of tree with clang, then
+# run each for SECONDS (default 30), failing on any crash, leak, timeout or
+# out-of-memory.  fuzz/README.md explains the harnesses and long campaigns.
+#
+# Usage: scripts/fuzz.sh [SECONDS]      build, then run every harness
+#        scripts/fuzz.sh --build        build only; prints the build folder
+#
+# Environment: FUZZ_DIR     build and working folder
+#                           (default ${TMPDIR:-/tmp}/spigz-fuzz)
+#              FUZZ_TARGETS harnesses to run (default "decode index")
+#              CC           a clang with libFuzzer (default clang)
+# Crash reproducers go to fuzz/crashes/NAME-crash-* (never commit them); new
+# corpus entries go to $FUZZ_DIR/corpus-NAME, so fuzz/corpus/ stays as the
+# seeds fuzz/make-corpus.sh made.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+dir=${FUZZ_DIR:-${TMPDIR:-/tmp}/spigz-fuzz}
+cc=${CC:-clang}
+targets=${FUZZ_TARGETS:-decode index}
+build_only=false
+secs=30
+case ${1:-} in
+--build) build_only=true ;;
+'') ;;
+*[!0-9]*) echo "usage: $0 [SECONDS] | --build" >&2; exit 1 ;;
+*) secs=$1 ;;
+esac
+
+[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
+mkdir -p "$dir/cfg" "$dir/obj"
+
+# config.h from a configure run with the same compiler.
+if [ ! -f "$dir/cfg/config.h" ] || [ "$top/configure" -nt "$dir/cfg/config.h" ]; then
+    (cd "$dir/cfg" && "$top/configure" -q CC="$cc" >/dev/null)
+fi
+libs="-lz -pthread"
+if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
+    libs="-ldeflate $libs"
+fi
+
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cfg -I$top/src"
+
+# The core: every source but the command line's.
+objs=
+for src in "$top"/src/*.c; do
+    base=$(basename "$src" .c)
+    case $base in spigz | cli | cmd_*) continue ;; esac
+    obj=$dir/obj/$base.o
+    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$obj")" ]; then
+        $cc $cflags -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+    fi
+    objs="$objs $obj"
+done
+for t in $targets; do
+    $cc $cflags -fsanitize=fuzzer "$top/fuzz/fuzz_$t.c" $objs $libs -o "$dir/fuzz_$t"
+done
+if $build_only; then
+    echo "$dir"
+    exit 0
+fi
+
+mkdir -p "$top/fuzz/crashes"
+status=0
+for t in $targets; do
+    mkdir -p "$dir/corpus-$t"
+    echo "== fuzz_$t: $secs s"
+    if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+        UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        "$dir/fuzz_$t" -max_len=1048576 -timeout=10 -max_total_time="$secs" \
+        -print_final_stats=1 -artifact_prefix="$top/fuzz/crashes/$t-" \
+        "$dir/corpus-$t" "$top/fuzz/corpus/$t" >"$dir/fuzz_$t.log" 2>&1; then
+        echo "fuzz_$t FAILED: see $dir/fuzz_$t.log and fuzz/crashes/" >&2
+        tail -n 40 "$dir/fuzz_$t.log" >&2
+        status=1
+    else
+        grep -E '^stat::number_of_executed_units|^Done' "$dir/fuzz_$t.log" || true
+    fi
+done
+exit $status
