@@ -3,11 +3,24 @@
 # and the shell tests (CLI, round trips through every gunzip, errors) through
 # `make distcheck`, which also proves the release tarball builds and passes;
 # then the unit tests again under AddressSanitizer/UBSan and the pipeline
-# under ThreadSanitizer (scripts/sanitize.sh).
+# under ThreadSanitizer (scripts/sanitize.sh), and a short run of each fuzzer
+# (scripts/fuzz.sh).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
 scripts/build.sh
+# The malformed-gzip vectors live beside the checkout (../shared/testdata/badgz);
+# distcheck builds elsewhere, so give their absolute place.  Where they are
+# missing, tests/badgz.sh reports SKIP (never PASS) and says so.
+if [ -d ../shared/testdata/badgz ]; then
+    BADGZ_DIR=$(cd ../shared/testdata/badgz && pwd)
+    export BADGZ_DIR
+else
+    echo "NOTE: ../shared/testdata/badgz is missing: tests/badgz.sh will be skipped" >&2
+    SPIGZ_ALLOW_SKIP=1
+    export SPIGZ_ALLOW_SKIP
+fi
 make -s -j"$(nproc)" distcheck
 scripts/sanitize.sh
+scripts/fuzz.sh 30
 echo "all tests passed"
