@@ -60,7 +60,9 @@ static int seg_append(struct seg *s, const uint8_t *p, size_t n)
         size_t take = s->chunk - s->fill;
         if (take > n)
             take = n;
-        if (p != NULL) {
+        if (s->blank) {
+            /* shape only: lengths matter, bytes do not */
+        } else if (p != NULL) {
             memcpy(s->buf + s->fill, p, take);
             p += take;
         } else {
@@ -119,6 +121,21 @@ int seg_data(struct seg *s, const uint8_t *p, size_t n)
         return -1;
     s->pos += n;
     return seg_append(s, p, n);
+}
+
+int seg_blank(struct seg *s, uint64_t n)
+{
+    s->blank = true;
+    if (seg_settle(s) != 0)
+        return -1;
+    s->pos += n;
+    while (n > 0) { /* seg_append takes a size_t: go in chunk-sized steps */
+        size_t step = n < s->chunk ? (size_t)n : s->chunk;
+        if (seg_append(s, NULL, step) != 0)
+            return -1;
+        n -= step;
+    }
+    return 0;
 }
 
 int seg_feed(struct seg *s, const uint8_t *p, size_t n)

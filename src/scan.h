@@ -48,6 +48,7 @@ struct seg {
     bool zrun;           /* the pending zeros are a zero run (>= zmin) */
     uint64_t pos;        /* bytes presented so far */
     uint64_t zero_bytes; /* bytes sent down the zero path */
+    bool blank;          /* shape only: no bytes are copied (seg_blank) */
 };
 
 void seg_init(struct seg *s, size_t chunk, uint64_t zmin, uint64_t zmax,
@@ -64,6 +65,13 @@ int seg_zeros(struct seg *s, uint64_t n);
 /* n bytes of blocks already classified as data (none of them all zero,
  * except a final partial block). */
 int seg_data(struct seg *s, const uint8_t *p, size_t n);
+
+/* n bytes of data blocks whose content is not wanted: the chunks come out
+ * with the same lengths as seg_data() would give, but their buffers are
+ * never written (sink.get may return any non-NULL pointer).  For the
+ * estimate, which knows the shape of the input before reading its data.  A
+ * segmenter fed by seg_blank() must not be fed by seg_data() or seg_feed(). */
+int seg_blank(struct seg *s, uint64_t n);
 
 /* End of input: flush what is pending.  Returns 0 or -1. */
 int seg_end(struct seg *s);
