@@ -2,6 +2,7 @@
  * lifecycle of a named output, and gzip's rules for inputs.  See cli.h. */
 #include "config.h"
 #include "cli.h"
+#include "cli_progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,7 @@ static void cli_on_signal(int sig)
     static const char msg[] = ": interrupted, partial output removed\n";
     if (cli_out_live)
         unlink(cli_out_path);
+    cli_prog_interrupted(); /* end a progress line first */
     (void)!write(STDERR_FILENO, cli_prog, strlen(cli_prog));
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)sig;
@@ -173,7 +175,15 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
 
 bool cli_input_stays(const struct cli *c)
 {
-    return c->to_stdout || c->output != NULL || c->mode == MODE_TEST || c->mode == MODE_LIST;
+    return c->to_stdout || c->output != NULL || c->mode == MODE_TEST || c->mode == MODE_LIST ||
+           c->mode == MODE_ESTIMATE;
+}
+
+bool cli_progress_wanted(const struct cli *c)
+{
+    if (c->quiet || c->progress == PROGRESS_OFF)
+        return false;
+    return c->progress == PROGRESS_ON || isatty(STDERR_FILENO);
 }
 
 int cli_open_input(struct cli *c, const char *path, struct cli_job *j)

@@ -23,7 +23,9 @@
 #define EXIT_ERR 1
 #define EXIT_WARN 2
 
-enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST };
+enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST, MODE_ESTIMATE };
+enum cli_progress { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
+enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 
 struct cli {
     enum cli_mode mode;
@@ -37,6 +39,12 @@ struct cli {
     enum osink_sparse sparse;
     bool range;                  /* --range */
     uint64_t range_off, range_len;
+    enum cli_progress progress;  /* --progress, --no-progress */
+    bool est_full;               /* --estimate=full */
+    bool est_size;               /* --estimate given: print the size estimate */
+    bool est_map;                /* --map */
+    uint64_t seed;               /* --seed */
+    enum cli_format format;      /* --format */
     int status;                  /* worst exit status so far */
     /* -l totals */
     unsigned listed;
@@ -84,5 +92,10 @@ const char *cli_base(const char *path);
 void cmd_compress(struct cli *c, const char *path);
 void cmd_decompress(struct cli *c, const char *path);
 void cmd_list_totals(struct cli *c);
+void cmd_estimate(struct cli *c, const char *path);
+
+/* Whether a progress line is shown: --progress, or stderr a terminal;
+ * never with -q or --no-progress. */
+bool cli_progress_wanted(const struct cli *c);
 
 #endif

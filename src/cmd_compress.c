@@ -2,6 +2,7 @@
  * removed once the output is complete), -c, -o OUT, stdin. */
 #include "config.h"
 #include "cli.h"
+#include "cli_progress.h"
 #include "compress.h"
 
 #include <errno.h>
@@ -51,7 +52,12 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         o.mtime = cc_mtime(&j->st);
     }
     struct sp_err err = {0};
-    if (cmp_run(j->in_fd, j->out_fd, &o, st, &err) != 0) {
+    struct sp_progress prog = {.in_total = cli_prog_total(j->in_fd)};
+    struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_COMPRESS);
+    o.progress = shown != NULL ? &prog : NULL;
+    int rc = cmp_run(j->in_fd, j->out_fd, &o, st, &err);
+    cli_prog_stop(shown);
+    if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);
         return -1;

@@ -2,6 +2,7 @@
  * gzip's way: FILE.gz -> FILE (suffix rules, -S, -N), -c, -o OUT, stdin. */
 #include "config.h"
 #include "cli.h"
+#include "cli_progress.h"
 #include "dec.h"
 
 #include <errno.h>
@@ -82,7 +83,12 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
         .range_len = c->range_len,
     };
     struct sp_err err = {0};
+    /* --range reads an unknown part of the input: no total, no percent. */
+    struct sp_progress prog = {.in_total = c->range ? 0 : cli_prog_total(j->in_fd)};
+    struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_DECOMPRESS);
+    d.progress = shown != NULL ? &prog : NULL;
     int rc = dec_run(j->in_fd, o, &d, st, &err);
+    cli_prog_stop(shown);
     if (st->index_warning[0] != '\0')
         cli_warn(c, "%s: index not used (%s): decoding sequentially", j->in_name,
                  st->index_warning);

@@ -39,6 +39,7 @@ struct cmp_ctx {
     uint32_t crc;
     uint64_t length;
     struct idx_w *idx;        /* NULL with --no-index */
+    uint64_t prog_zeros;      /* zero-run bytes counted in progress (producer) */
 };
 
 /* ---- worker and writer callbacks ---- */
@@ -56,6 +57,7 @@ static int cmp_emit(void *vctx, void *vitem)
 {
     struct cmp_ctx *c = vctx;
     struct cmp_item *it = vitem;
+    uint64_t before = c->out.total;
     if (it->zero) {
         struct zrun z;
         zrun_encode(it->len, &z);
@@ -73,7 +75,9 @@ static int cmp_emit(void *vctx, void *vitem)
         if (c->idx != NULL && idx_w_add(c->idx, true, it->len, it->out_len, it->crc,
                                           &c->out.err) != 0)
             return -1;
+        prog_add(c->opts->progress, PROG_IN, it->len); /* zero runs: cmp_prog_zeros */
     }
+    prog_add(c->opts->progress, PROG_OUT, c->out.total - before);
     c->length += it->len;
     return 0;
 }
@@ -140,6 +144,20 @@ void cmp_opts_default(struct cmp_opts *o)
     o->chunk = CMP_CHUNK_DEFAULT;
     o->zmin = CMP_ZMIN_DEFAULT;
     o->index = true;
+    o->progress = NULL;
+}
+
+/* Progress: zero-run bytes count as soon as the segmenter has settled them
+ * (sent, or pending in a run known to reach the threshold), so a long run or
+ * a hole advances the display at once.  The sum never decreases. */
+static void cmp_prog_zeros(struct cmp_ctx *c, const struct seg *sg)
+{
+    uint64_t z = sg->zero_bytes + (sg->zrun ? sg->zpend : 0);
+    if (z > c->prog_zeros) {
+        prog_add(c->opts->progress, PROG_IN, z - c->prog_zeros);
+        prog_add(c->opts->progress, PROG_ZEROS, z - c->prog_zeros);
+        c->prog_zeros = z;
+    }
 }
 
 /* Segment and queue everything the reader thread classified.  Returns 0
@@ -159,9 +177,13 @@ static int cmp_feed(struct cmp_ctx *c, struct in_src *in, struct seg *sg)
             rc = -1;
             break;
         }
+        cmp_prog_zeros(c, sg);
     }
     rd_stop(r);
-    return rc < 0 ? -1 : seg_end(sg);
+    if (rc < 0 || seg_end(sg) != 0)
+        return -1;
+    cmp_prog_zeros(c, sg);
+    return 0;
 }
 
 /* Engines for every worker; the output capacity from the first. */
@@ -212,6 +234,7 @@ static void cmp_pick_error(struct cmp_ctx *c, struct sp_err *err)
 static int cmp_finish(struct cmp_ctx *c, uint64_t header_len, uint64_t *index_bytes)
 {
     uint8_t end[GZ_END_LEN];
+    uint64_t before = c->out.total;
     gz_end(end, c->crc, c->length);
     if (out_write(&c->out, end, sizeof end) != 0)
         return -1;
@@ -219,6 +242,7 @@ static int cmp_finish(struct cmp_ctx *c, uint64_t header_len, uint64_t *index_by
     if (c->idx != NULL && idx_w_finish(c->idx, &c->out, c->length, data_len, header_len) != 0)
         return -1;
     *index_bytes = c->out.total - data_len;
+    prog_add(c->opts->progress, PROG_OUT, c->out.total - before);
     return out_flush(&c->out);
 }
 
@@ -256,6 +280,7 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         *err = c->out.err;
         goto done;
     }
+    prog_add(opts->progress, PROG_OUT, hlen);
 
     /* Depth: a chunk per worker in progress, one queued per worker, one being
      * written and one being filled; more buys nothing but memory. */

@@ -11,6 +11,14 @@
  * returns 0 with *st filled, or -1 with *err set (the output then holds a
  * partial member that the caller must discard).  Several cmp_run() calls may
  * run at once on different descriptors.
+ *
+ * Progress (opts->progress, progress.h): `in` counts input bytes once they
+ * are settled: a data chunk when it is written (so `out` and `in` describe
+ * the same prefix and out/in is the ratio so far), a zero run as soon as the
+ * segmenter knows it is one (so a long run or a hole advances at once, not in
+ * 1 GiB pieces); `zeros` counts zero-run bytes (holes included); `out` counts
+ * every output byte (header, pieces, trailer, index).  Updates are a few
+ * atomic adds per piece and per read run; they change no output byte.
  */
 #ifndef SPIGZ_COMPRESS_H
 #define SPIGZ_COMPRESS_H
@@ -20,6 +28,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "progress.h"
 
 #define CMP_CHUNK_DEFAULT (1u << 20)  /* data chunk: 1 MiB (see DESIGN.md) */
 #define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md */
@@ -33,6 +42,7 @@ struct cmp_opts {
     const char *name;   /* FNAME to store, or NULL */
     uint32_t mtime;     /* MTIME to store, 0 for none */
     bool index;         /* append the piece index (doc/FORMAT.md) */
+    struct sp_progress *progress; /* counters to advance, or NULL (see below) */
 };
 
 struct cmp_stats {

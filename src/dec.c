@@ -17,6 +17,7 @@
 /* The largest data piece the indexed path takes (decoded and compressed);
  * bigger ones, which no spigz writes by default, go the sequential way. */
 #define DEC_PIECE_LIMIT ((uint64_t)1 << 30)
+#define DEC_ZERO_STEP ((uint64_t)16 << 20) /* see dec_emit_zeros() */
 
 /* One pipeline item: a piece, or the part of it a range needs. */
 struct dec_item {
@@ -39,6 +40,8 @@ struct dec_ctx {
     struct sp_err perr;      /* producer */
     struct sp_err oerr;      /* writer */
     uint64_t written;        /* content bytes output */
+    struct sp_progress *prog;
+    uint64_t prog_in;        /* compressed bytes counted in prog (writer) */
 };
 
 static uint64_t dec_ulen(const struct idx *x, uint64_t k)
@@ -116,18 +119,40 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
 
 /* ---- writer: a stream output gets the slices in order ---- */
 
+/* A stream's zero piece goes out (and counts in the progress) 16 MiB at a
+ * time: a 1 GiB piece into a slow pipe would hold the display still. */
+static int dec_emit_zeros(struct dec_ctx *c, uint64_t n)
+{
+    while (n > 0) {
+        uint64_t step = n < DEC_ZERO_STEP ? n : DEC_ZERO_STEP;
+        if (osink_zeros(c->out, step) != 0)
+            return -1;
+        prog_add(c->prog, PROG_OUT, step);
+        n -= step;
+    }
+    return 0;
+}
+
 static int dec_emit(void *vctx, void *vitem)
 {
     struct dec_ctx *c = vctx;
     struct dec_item *it = vitem;
+    bool data = c->x->p[it->k].data;
     c->written += it->len;
-    if (c->out->seekable)
-        return 0;
-    int rc = c->x->p[it->k].data ? osink_write(c->out, it->out + it->skip, (size_t)it->len)
-                                 : osink_zeros(c->out, it->len);
-    if (rc != 0)
-        c->oerr = c->out->err;
-    return rc;
+    if (!c->out->seekable) {
+        int rc = data ? osink_write(c->out, it->out + it->skip, (size_t)it->len)
+                      : dec_emit_zeros(c, it->len);
+        if (rc != 0) {
+            c->oerr = c->out->err;
+            return rc;
+        }
+    }
+    /* Progress: the piece counts once it is out. */
+    c->prog_in += dec_clen(c->x, it->k);
+    prog_add(c->prog, PROG_IN, dec_clen(c->x, it->k));
+    if (data || c->out->seekable)
+        prog_add(c->prog, PROG_OUT, it->len);
+    return 0;
 }
 
 static void dec_item_free(void *vctx, void *vitem)
@@ -264,16 +289,19 @@ static uint64_t dec_first_bad(const struct dec_ctx *c, unsigned n)
 
 /* Decode through the index.  0 done, -1 error (*err), 1 a piece disagreed
  * with the index: *emitted bytes of [from, to) went out in order (stream
- * outputs), and st->index_warning says which piece. */
+ * outputs), and st->index_warning says which piece.  *counted: compressed
+ * bytes counted in o->progress. */
 static int dec_indexed(int fd, const struct idx *x, struct osink *out, const struct dec_opts *o,
-                       struct dec_stats *st, uint64_t *emitted, struct sp_err *err)
+                       struct dec_stats *st, uint64_t *emitted, uint64_t *counted,
+                       struct sp_err *err)
 {
     uint64_t from = 0, to = x->total;
     if (o->range) {
         from = o->range_off < x->total ? o->range_off : x->total;
         to = x->total - from < o->range_len ? x->total : from + o->range_len;
     }
-    struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from};
+    struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
+                        .prog = o->progress};
     int rc = -1;
     struct pool *pool = NULL;
     if (dec_workers(&c, o->threads, err) == 0)
@@ -297,6 +325,7 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
         pool_free(pool, dec_item_free);
     }
     *emitted = c.written;
+    *counted = c.prog_in;
     for (unsigned i = 0; c.decs != NULL && i < o->threads; i++)
         eng_dec_free(c.decs[i]);
     for (unsigned i = 0; c.acc != NULL && i < o->threads; i++) {
@@ -346,12 +375,15 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     if (r < 0)
         return -1;
     uint64_t skip = 0; /* stream output already written by the indexed path */
+    uint64_t emitted = 0, counted = 0; /* by the indexed path */
     if (r == 1) {
-        uint64_t emitted = 0, base = x.base;
-        int rc = dec_indexed(in_fd, &x, out, o, st, &emitted, err);
+        uint64_t base = x.base;
+        int rc = dec_indexed(in_fd, &x, out, o, st, &emitted, &counted, err);
         idx_free(&x);
         if (rc != 1) {
             (void)lseek(in_fd, (off_t)end, SEEK_SET); /* consumed, as a stream read */
+            if (rc == 0 && !o->range && end - base > counted)
+                prog_add(o->progress, PROG_IN, end - base - counted); /* frame, index */
             return rc;
         }
         /* The index lied: decode it all again, as any gzip file.  Pieces
@@ -368,7 +400,7 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
         off = off > UINT64_MAX - skip ? UINT64_MAX : off + skip;
         osink_window(out, off, len > skip ? len - skip : 0);
     }
-    struct unz_opts uo = {o->threads, o->copy_non_gzip};
+    struct unz_opts uo = {o->threads, o->copy_non_gzip, o->progress, counted, emitted};
     struct unz_stats us;
     int rc = unz_run(in_fd, out, &uo, &us, err);
     st->in_bytes = us.in_bytes;

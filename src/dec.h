@@ -13,6 +13,15 @@
  *
  * Contract: never prints or exits; -1 with *err set on failure.  The caller
  * owns the descriptors and the sink.
+ *
+ * Progress (o->progress, progress.h): `in` counts compressed bytes, `out`
+ * decoded bytes.  The indexed path counts each piece when it is output (its
+ * compressed length, and the bytes of it that were output), and on success
+ * without --range the rest of the file (header, trailer, index) at the end,
+ * so `in` ends at the input's size.  If it falls back to the sequential path,
+ * that path counts only what goes beyond the positions already counted: the
+ * counters pause while the sequential decode catches up, and never go back
+ * or count a byte twice.  `zeros` is not advanced.
  */
 #ifndef SPIGZ_DEC_H
 #define SPIGZ_DEC_H
@@ -23,6 +32,7 @@
 #include "err.h"
 #include "gzip.h"
 #include "osink.h"
+#include "progress.h"
 
 struct dec_opts {
     unsigned threads;
@@ -30,6 +40,7 @@ struct dec_opts {
     bool copy_non_gzip;   /* gzip -dcf */
     bool range;           /* output only [range_off, range_off + range_len) */
     uint64_t range_off, range_len;
+    struct sp_progress *progress; /* counters to advance, or NULL (below) */
 };
 
 struct dec_stats {

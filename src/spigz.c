@@ -41,6 +41,15 @@ static void cli_help(void)
 "      --no-index       compress without the index; decompress without using it\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
+"      --estimate[=full]  write nothing; predict the compressed size, the\n"
+"                       zero/data split and the time, from a sample of the\n"
+"                       input (full: read every block, sample the compression)\n"
+"      --map            write nothing; draw where data and zeros lie\n"
+"      --seed N         the estimate's sample (default 1)\n"
+"      --format=FMT     estimate and map output: text (default), json, kv\n"
+"      --progress       show progress on stderr even when it is not a terminal\n"
+"      --no-progress    never show progress (the default when stderr is not a\n"
+"                       terminal)\n"
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
 "                       suffixes: powers of 1024; LEN may be 'end')\n"
 "  -n, --no-name        compress: do not store the name and time stamp;\n"
@@ -141,7 +150,7 @@ static void cli_sparse(struct cli *c, const char *s)
 
 /* ---- option parsing ---- */
 
-enum { OPT_NONE, OPT_ARG };
+enum { OPT_NONE, OPT_ARG, OPT_OPTIONAL };
 
 struct cli_long {
     const char *name;
@@ -155,6 +164,12 @@ struct cli_long {
 #define KEY_NO_INDEX 4
 #define KEY_SPARSE 5
 #define KEY_RANGE 6
+#define KEY_ESTIMATE 7
+#define KEY_MAP 8
+#define KEY_SEED 9
+#define KEY_FORMAT 10
+#define KEY_PROGRESS 11
+#define KEY_NO_PROGRESS 12
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -169,12 +184,39 @@ static const struct cli_long cli_longs[] = {
     {"uncompress", 'd', OPT_NONE},  {"test", 't', OPT_NONE},
     {"list", 'l', OPT_NONE},        {"no-index", KEY_NO_INDEX, OPT_NONE},
     {"sparse", KEY_SPARSE, OPT_ARG}, {"range", KEY_RANGE, OPT_ARG},
+    {"estimate", KEY_ESTIMATE, OPT_OPTIONAL}, {"map", KEY_MAP, OPT_NONE},
+    {"seed", KEY_SEED, OPT_ARG},    {"format", KEY_FORMAT, OPT_ARG},
+    {"progress", KEY_PROGRESS, OPT_NONE}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
 };
 
 static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
-           key == KEY_SPARSE || key == KEY_RANGE;
+           key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT;
+}
+
+static void cli_estimate(struct cli *c, const char *arg)
+{
+    if (arg == NULL || strcmp(arg, "sample") == 0)
+        c->est_full = false;
+    else if (strcmp(arg, "full") == 0)
+        c->est_full = true;
+    else
+        cli_usage_error("invalid --estimate '%s' (expected sample or full)", arg);
+    c->est_size = true;
+    c->mode = MODE_ESTIMATE;
+}
+
+static void cli_format(struct cli *c, const char *arg)
+{
+    if (strcmp(arg, "text") == 0)
+        c->format = FORMAT_TEXT;
+    else if (strcmp(arg, "json") == 0)
+        c->format = FORMAT_JSON;
+    else if (strcmp(arg, "kv") == 0)
+        c->format = FORMAT_KV;
+    else
+        cli_usage_error("invalid --format '%s' (expected text, json or kv)", arg);
 }
 
 static void cli_apply(struct cli *c, char key, const char *arg)
@@ -193,6 +235,15 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_NO_INDEX: c->index = false; break;
     case KEY_SPARSE: cli_sparse(c, arg); break;
     case KEY_RANGE: cli_range(c, arg); break;
+    case KEY_ESTIMATE: cli_estimate(c, arg); break;
+    case KEY_MAP: c->est_map = true; c->mode = MODE_ESTIMATE; break;
+    case KEY_SEED: c->seed = cli_number("--seed", arg, 0, UINT64_MAX); break;
+    case KEY_FORMAT: cli_format(c, arg); break;
+    case KEY_PROGRESS: /* --no-progress wins whatever the order, as -q */
+        if (c->progress != PROGRESS_OFF)
+            c->progress = PROGRESS_ON;
+        break;
+    case KEY_NO_PROGRESS: c->progress = PROGRESS_OFF; break;
     case 'n': c->store_name = false; c->name_set = true; break;
     case 'N': c->store_name = true; c->name_set = true; break;
     case 'S': c->suffix = arg; break;
@@ -237,6 +288,8 @@ static int cli_parse_long(struct cli *c, int argc, char **argv, int i)
             arg = argv[++i];
         else
             cli_usage_error("option '--%s' requires an argument", hit->name);
+    } else if (hit->arg == OPT_OPTIONAL) {
+        arg = eq != NULL ? eq + 1 : NULL; /* only "--opt=value", as getopt_long */
     } else if (eq != NULL) {
         cli_usage_error("option '--%s' doesn't allow an argument", hit->name);
     }
@@ -319,6 +372,8 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--range needs -d");
     if (c->range && !c->to_stdout && c->output == NULL)
         cli_usage_error("--range needs -c or -o");
+    if (c->mode == MODE_ESTIMATE && (c->output != NULL || c->to_stdout))
+        cli_usage_error("--estimate and --map write no output: -c and -o make no sense");
 }
 
 /* gzip refuses to write compressed data to a terminal, or to read it from one. */
@@ -329,6 +384,8 @@ static bool cli_terminal_refused(const struct cli *c, char **files, int nfiles)
     bool uses_stdin = nfiles == 0;
     for (int i = 0; i < nfiles; i++)
         uses_stdin = uses_stdin || strcmp(files[i], "-") == 0;
+    if (c->mode == MODE_ESTIMATE)
+        return false; /* reads anything, writes only a report */
     if (c->mode == MODE_COMPRESS) {
         bool uses_stdout = c->output == NULL && (c->to_stdout || uses_stdin);
         if (uses_stdout && isatty(STDOUT_FILENO)) {
@@ -362,7 +419,8 @@ int main(int argc, char **argv)
     cli_reserve_std_fds();
     struct cli c = {.level = 6, .store_name = true, .index = true, .suffix = ".gz",
                     .chunk_kib = CMP_CHUNK_DEFAULT >> 10,
-                    .zmin_kib = CMP_ZMIN_DEFAULT >> 10, .sparse = OSINK_SPARSE_AUTO};
+                    .zmin_kib = CMP_ZMIN_DEFAULT >> 10, .sparse = OSINK_SPARSE_AUTO,
+                    .seed = 1};
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (files == NULL) {
         cli_msg("out of memory");
@@ -371,7 +429,7 @@ int main(int argc, char **argv)
     int nfiles = cli_parse(&c, argc, argv, files);
     cli_validate(&c, nfiles);
     /* Decompression stores no name by default; -N asks to restore it. */
-    if (c.mode != MODE_COMPRESS && !c.name_set)
+    if (c.mode != MODE_COMPRESS && c.mode != MODE_ESTIMATE && !c.name_set)
         c.store_name = false;
     if (cli_terminal_refused(&c, files, nfiles)) {
         free(files);
@@ -379,7 +437,8 @@ int main(int argc, char **argv)
     }
     cli_signals_install();
     void (*run)(struct cli *, const char *) =
-        c.mode == MODE_COMPRESS ? cmd_compress : cmd_decompress;
+        c.mode == MODE_COMPRESS ? cmd_compress
+        : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
     if (nfiles == 0)
         run(&c, NULL);
     for (int i = 0; i < nfiles; i++)

@@ -23,7 +23,18 @@ struct ibuf {
     uint64_t total;          /* bytes read */
     struct sp_err *err;
     bool failed;
+    struct sp_progress *prog;
+    uint64_t prog_in;        /* input position counted in prog so far */
 };
+
+/* Count the input read so far, beyond what is already counted. */
+static void ib_progress(struct ibuf *b)
+{
+    if (b->total > b->prog_in) {
+        prog_add(b->prog, PROG_IN, b->total - b->prog_in);
+        b->prog_in = b->total;
+    }
+}
 
 /* Read more after the unread bytes.  0 (maybe at EOF) or -1. */
 static int ib_fill(struct ibuf *b)
@@ -48,6 +59,7 @@ static int ib_fill(struct ibuf *b)
             b->eof = true;
         b->len += (size_t)r;
         b->total += (uint64_t)r;
+        ib_progress(b);
         return 0;
     }
 }
@@ -94,6 +106,8 @@ struct unz_ctx {
     uint32_t crc;                   /* of the member so far */
     uint64_t mlen, total;
     struct sp_err werr;
+    struct sp_progress *prog;
+    uint64_t prog_out;              /* output position counted in prog so far */
 };
 
 static int unz_work(void *vctx, void *vitem, unsigned worker)
@@ -129,6 +143,10 @@ static int unz_emit(void *vctx, void *vitem)
         c->mlen += it->len;
     }
     c->total += it->len;
+    if (c->total > c->prog_out) {
+        prog_add(c->prog, PROG_OUT, c->total - c->prog_out);
+        c->prog_out = c->total;
+    }
     return 0;
 }
 
@@ -361,7 +379,11 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         return -1;
     }
     b.err = &c->perr;
+    b.prog = o->progress;
+    b.prog_in = o->prog_in_done;
     c->out = out;
+    c->prog = o->progress;
+    c->prog_out = o->prog_out_done;
     /* Depth: the inflater runs ahead of CRC and writing by a few buffers. */
     c->pool = pool_new(o->threads, 2 * o->threads + 4, sizeof(struct unz_item),
                        unz_work, unz_emit, c, err);

@@ -25,10 +25,18 @@
 #include "err.h"
 #include "gzip.h"
 #include "osink.h"
+#include "progress.h"
 
 struct unz_opts {
     unsigned threads;    /* CRC workers, >= 1 */
     bool copy_non_gzip;  /* pass non-gzip input through (gzip -dcf) */
+    /* Progress (progress.h), or NULL: `in` advances by each compressed
+     * buffer read, `out` by each decoded buffer written.  An earlier attempt
+     * on the same input (dec.c's indexed path, before falling back) may have
+     * counted up to prog_in_done / prog_out_done already: those positions
+     * are not counted again, so the counters never go back nor double. */
+    struct sp_progress *progress;
+    uint64_t prog_in_done, prog_out_done;
 };
 
 struct unz_stats {

@@ -1,0 +1,505 @@
+/* cli_progress.c — the live progress line; see cli_progress.h for what it
+ * shows and when.
+ *
+ * One display thread per run.  It sleeps on a condition variable (monotonic
+ * clock) until the next draw is due or cli_prog_stop() wakes it, reads the
+ * counters (relaxed atomics) and writes the whole update with one write(2)
+ * on stderr: no stdio, so it never shares a FILE lock or buffer with the
+ * main thread, which prints nothing while a display runs anyway (callers
+ * stop it first).  It runs with every signal blocked, so the CLI's SIGINT
+ * handler never interrupts a draw on this thread, and a write to a terminal
+ * from a background job (TOSTOP) proceeds instead of stopping spigz with
+ * SIGTTOU; so the thread also ends the line itself before it exits.  The
+ * handler may call cli_prog_interrupted(), which only reads two atomics and
+ * calls write(2).
+ *
+ * After cli_prog_start() returns, struct cli_prog belongs to the display
+ * thread, except `stop` (under `mu`), until cli_prog_stop() has joined it.
+ */
+#include "config.h"
+#include "cli_progress.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_IOCTL_H
+#include <sys/ioctl.h>
+#endif
+#ifdef HAVE_LINUX_FS_H
+#include <linux/fs.h>
+#endif
+
+#define CLI_PROG_DELAY_MS 500    /* no line for runs shorter than this */
+#define CLI_PROG_PERIOD_MS 200   /* at most 5 draws a second */
+#define CLI_PROG_RING 26         /* rate window: 25 periods = 5 s */
+#define CLI_PROG_LABEL_MIN 12    /* shorten the name to this before dropping fields */
+#define CLI_PROG_LINE 512        /* longest line drawn */
+#define CLI_PROG_FIELDS 6         /* fields of a line at most */
+#define CLI_PROG_FIELD 96         /* bytes of a field at most */
+
+struct cli_prog_sample {
+    double t;
+    uint64_t in;
+};
+
+struct cli_prog {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;                   /* under mu */
+    struct sp_progress *p;
+    enum cli_prog_kind kind;
+    bool tty;                    /* stderr is a terminal */
+    char label[256];             /* printable copy of the name */
+    double t0;
+    struct cli_prog_sample ring[CLI_PROG_RING];
+    unsigned ring_n, ring_next;
+    size_t shown;                /* columns of the line on screen, 0: none */
+    unsigned draws;
+    bool dead;                   /* a write failed: draw no more */
+};
+
+/* What the signal handler needs, readable from any thread. */
+static _Atomic int cli_prog_sig_shown; /* columns on screen, 0: none */
+static _Atomic int cli_prog_sig_tty;
+
+static const char cli_prog_spaces[] =
+    "                                                                ";
+#define CLI_PROG_SPACES ((int)sizeof cli_prog_spaces - 1)
+
+/* ---- time ---- */
+
+static double cli_prog_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct timespec cli_prog_abs(double t)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* ---- formatting ---- */
+
+/* Three significant digits: 1.20, 12.3, 123 (1023 at most before a unit). */
+static void cli_prog_sig3(char *b, size_t n, double x)
+{
+    if (x < 9.995)
+        snprintf(b, n, "%.2f", x);
+    else if (x < 99.95)
+        snprintf(b, n, "%.1f", x);
+    else
+        snprintf(b, n, "%.0f", x);
+}
+
+/* Binary units: 512 B, 1.20 KiB, 12.3 MiB, 123 GiB, 4.00 TiB. */
+static void cli_prog_size(char *b, size_t n, double v)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 1024) {
+        snprintf(b, n, "%.0f B", v);
+        return;
+    }
+    unsigned u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    char num[20];
+    cli_prog_sig3(num, sizeof num, v);
+    snprintf(b, n, "%s %s", num, units[u]);
+}
+
+/* m:ss under an hour, h:mm:ss after; --:-- when unknown. */
+static void cli_prog_eta(char *b, size_t n, double s)
+{
+    if (s < 0 || s >= 100 * 3600.0) {
+        snprintf(b, n, "ETA --:--");
+        return;
+    }
+    unsigned t = (unsigned)(s + 0.5);
+    if (t < 3600)
+        snprintf(b, n, "ETA %u:%02u", t / 60, t % 60);
+    else
+        snprintf(b, n, "ETA %u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
+}
+
+/* ---- the rate: input bytes over the last 5 s (since the start before) ---- */
+
+static void cli_prog_sample(struct cli_prog *d, double t, uint64_t in)
+{
+    d->ring[d->ring_next] = (struct cli_prog_sample){t, in};
+    d->ring_next = (d->ring_next + 1) % CLI_PROG_RING;
+    if (d->ring_n < CLI_PROG_RING)
+        d->ring_n++;
+}
+
+/* Record (t, in) and return bytes per second since the oldest sample kept. */
+static double cli_prog_rate(struct cli_prog *d, double t, uint64_t in)
+{
+    cli_prog_sample(d, t, in);
+    unsigned oldest = d->ring_n < CLI_PROG_RING ? 0 : d->ring_next;
+    const struct cli_prog_sample *o = &d->ring[oldest];
+    double dt = t - o->t;
+    if (dt < 0.05 || in < o->in)
+        return 0;
+    return (double)(in - o->in) / dt;
+}
+
+/* ---- the line ---- */
+
+struct cli_prog_line {
+    char f[CLI_PROG_FIELDS][CLI_PROG_FIELD]; /* in order of importance: dropped from the end */
+    unsigned n;
+};
+
+static char *cli_prog_field(struct cli_prog_line *l)
+{
+    return l->f[l->n++];
+}
+
+/* Percent, done/total, rate and ETA; only done without a total. */
+static void cli_prog_amount(struct cli_prog_line *l, uint64_t in, uint64_t total, double rate)
+{
+    char a[32], b[32];
+    cli_prog_size(a, sizeof a, (double)in);
+    if (total == 0) {
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s", a);
+        return;
+    }
+    double pct = in >= total ? 100.0 : 100.0 * (double)in / (double)total;
+    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%u%%", (unsigned)pct);
+    cli_prog_size(b, sizeof b, (double)total);
+    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/%s", a, b);
+    cli_prog_size(a, sizeof a, rate);
+    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/s", a);
+    cli_prog_eta(cli_prog_field(l), CLI_PROG_FIELD, in >= total ? 0 : rate > 0
+                                         ? (double)(total - in) / rate : -1);
+}
+
+/* The fields of one update, most important first. */
+static void cli_prog_fields(const struct cli_prog *d, struct cli_prog_line *l, uint64_t in,
+                            uint64_t out, uint64_t zeros, double rate)
+{
+    uint64_t total = atomic_load_explicit(&d->p->in_total, memory_order_relaxed);
+    char a[32], b[32];
+    l->n = 0;
+    cli_prog_amount(l, in, total, rate);
+    if (total == 0) {
+        cli_prog_size(a, sizeof a, rate);
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/s", a);
+    }
+    if (in == 0)
+        return;
+    if (d->kind != CLI_PROG_DECOMPRESS)
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "zeros %u%%",
+                 (unsigned)(100.0 * (double)(zeros < in ? zeros : in) / (double)in));
+    if (d->kind == CLI_PROG_COMPRESS) {
+        cli_prog_sig3(a, sizeof a, 100.0 * (double)out / (double)in);
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "out %s%%", a);
+    } else if (d->kind == CLI_PROG_DECOMPRESS) {
+        cli_prog_size(a, sizeof a, (double)out);
+        cli_prog_sig3(b, sizeof b, (double)out / (double)in);
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "out %s (%sx)", a, b);
+    }
+}
+
+/* Columns for the line: the terminal's width, else 80; one less is used so
+ * the cursor never wraps. */
+static size_t cli_prog_width(const struct cli_prog *d)
+{
+#ifdef TIOCGWINSZ
+    struct winsize ws;
+    if (d->tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+#else
+    (void)d;
+#endif
+    return 80;
+}
+
+/* A UTF-8 character's continuation byte. */
+static bool cli_prog_cont(char ch)
+{
+    return ((unsigned char)ch & 0xc0) == 0x80;
+}
+
+/* "NAME  f0  f1 ...": drop fields from the end until they fit beside the name
+ * shortened to CLI_PROG_LABEL_MIN, then shorten the name to what is left
+ * (keeping its end, "..." before it).  Returns the length written. */
+static size_t cli_prog_fit(const char *label, const struct cli_prog_line *l, size_t width,
+                           char *buf, size_t cap)
+{
+    size_t avail = width > 1 ? width - 1 : 1, llen = strlen(label);
+    size_t lmin = llen < CLI_PROG_LABEL_MIN ? llen : CLI_PROG_LABEL_MIN;
+    unsigned n = l->n;
+    size_t flen = 0;
+    for (;;) {
+        flen = 0;
+        for (unsigned i = 0; i < n; i++)
+            flen += strlen(l->f[i]) + 2;
+        if (n <= 1 || lmin + flen <= avail)
+            break;
+        n--;
+    }
+    size_t room = avail > flen ? avail - flen : 0, pos = 0;
+    if (llen <= room) {
+        pos = (size_t)snprintf(buf, cap, "%s", label);
+    } else if (room >= 4) {
+        const char *tail = label + llen - (room - 3);
+        while (cli_prog_cont(*tail))
+            tail++;
+        pos = (size_t)snprintf(buf, cap, "...%s", tail);
+    }
+    for (unsigned i = 0; i < n && pos < cap; i++)
+        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", pos > 0 ? "  " : "", l->f[i]);
+    if (pos >= cap)
+        pos = cap - 1;
+    if (pos > avail)
+        pos = avail;
+    buf[pos] = '\0';
+    return pos;
+}
+
+/* ---- output ---- */
+
+static bool cli_prog_write(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Append n spaces to buf at *pos (within cap). */
+static void cli_prog_pad(char *buf, size_t cap, size_t *pos, size_t n)
+{
+    if (n > cap - *pos)
+        n = cap - *pos;
+    memset(buf + *pos, ' ', n);
+    *pos += n;
+}
+
+/* One update: "\r", the line, spaces over the rest of the previous one;
+ * `end` adds "\n" (the last update when stderr is not a terminal). */
+static void cli_prog_draw(struct cli_prog *d, bool end)
+{
+    if (d->dead)
+        return;
+    double t = cli_prog_now();
+    uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
+    uint64_t zeros = prog_get(d->p, PROG_ZEROS);
+    struct cli_prog_line l;
+    cli_prog_fields(d, &l, in, out, zeros, cli_prog_rate(d, t, in));
+    char buf[2 * CLI_PROG_LINE + 2];
+    size_t width = cli_prog_width(d);
+    if (width > CLI_PROG_LINE)
+        width = CLI_PROG_LINE;
+    buf[0] = '\r';
+    size_t len = cli_prog_fit(d->label, &l, width, buf + 1, CLI_PROG_LINE);
+    size_t pos = 1 + len;
+    if (len < d->shown)
+        cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown - len);
+    if (end)
+        buf[pos++] = '\n';
+    d->dead = !cli_prog_write(buf, pos);
+    d->shown = end ? 0 : len;
+    d->draws++;
+    atomic_store_explicit(&cli_prog_sig_shown, (int)d->shown, memory_order_relaxed);
+}
+
+/* Blank the line on a terminal and go back to its start. */
+static void cli_prog_erase(struct cli_prog *d)
+{
+    char buf[2 + CLI_PROG_LINE];
+    size_t pos = 0;
+    buf[pos++] = '\r';
+    cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown);
+    buf[pos++] = '\r';
+    if (!d->dead)
+        d->dead = !cli_prog_write(buf, pos);
+    d->shown = 0;
+    atomic_store_explicit(&cli_prog_sig_shown, 0, memory_order_relaxed);
+}
+
+/* ---- the thread ---- */
+
+/* The end of the line, once stopped: blanked on a terminal, else a last
+ * update and a newline; nothing if nothing was drawn. */
+static void cli_prog_end(struct cli_prog *d)
+{
+    if (d->draws > 0 && d->tty)
+        cli_prog_erase(d);
+    else if (d->draws > 0)
+        cli_prog_draw(d, true);
+}
+
+static void *cli_prog_main(void *arg)
+{
+    struct cli_prog *d = arg;
+    double due = d->t0 + CLI_PROG_DELAY_MS / 1000.0;
+    pthread_mutex_lock(&d->mu);
+    while (!d->stop) {
+        struct timespec ts = cli_prog_abs(due);
+        int rc = pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+        if (d->stop || (rc != ETIMEDOUT && cli_prog_now() < due))
+            continue;
+        pthread_mutex_unlock(&d->mu);
+        /* The next draw is a full period after this one starts. */
+        due = cli_prog_now() + CLI_PROG_PERIOD_MS / 1000.0;
+        cli_prog_draw(d, false);
+        pthread_mutex_lock(&d->mu);
+    }
+    pthread_mutex_unlock(&d->mu);
+    cli_prog_end(d);
+    return NULL;
+}
+
+/* A printable copy of the name (its end if it is long): control characters
+ * become '?'. */
+static void cli_prog_label(struct cli_prog *d, const char *label)
+{
+    size_t n = label != NULL ? strlen(label) : 0;
+    if (n < sizeof d->label) {
+        snprintf(d->label, sizeof d->label, "%s", n > 0 ? label : "");
+    } else {
+        const char *tail = label + n - (sizeof d->label - 4);
+        while (cli_prog_cont(*tail))
+            tail++;
+        snprintf(d->label, sizeof d->label, "...%s", tail);
+    }
+    for (char *s = d->label; *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
+/* Automatic progress yields to output written on the terminal (-dc). */
+static bool cli_prog_stdout_shared(const struct cli *c)
+{
+    return c->progress != PROGRESS_ON && c->to_stdout && c->output == NULL &&
+           (c->mode == MODE_COMPRESS || c->mode == MODE_DECOMPRESS) && isatty(STDOUT_FILENO);
+}
+
+static int cli_prog_sync_init(struct cli_prog *d)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (rc == 0 && (rc = pthread_cond_init(&d->cv, &ca)) == 0 &&
+        (rc = pthread_mutex_init(&d->mu, NULL)) != 0)
+        pthread_cond_destroy(&d->cv);
+    pthread_condattr_destroy(&ca);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The display thread starts with every signal blocked. */
+static int cli_prog_spawn(struct cli_prog *d)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&d->th, NULL, cli_prog_main, d);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc == 0 ? 0 : -1;
+}
+
+struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
+                                struct sp_progress *p, enum cli_prog_kind kind)
+{
+    if (p == NULL || !cli_progress_wanted(c) || cli_prog_stdout_shared(c))
+        return NULL;
+    struct cli_prog *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    d->p = p;
+    d->kind = kind;
+    d->tty = isatty(STDERR_FILENO);
+    cli_prog_label(d, label);
+    d->t0 = cli_prog_now();
+    cli_prog_sample(d, d->t0, prog_get(p, PROG_IN));
+    if (cli_prog_sync_init(d) != 0) {
+        free(d);
+        return NULL;
+    }
+    atomic_store_explicit(&cli_prog_sig_tty, d->tty, memory_order_relaxed);
+    if (cli_prog_spawn(d) != 0) {
+        pthread_cond_destroy(&d->cv);
+        pthread_mutex_destroy(&d->mu);
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void cli_prog_stop(struct cli_prog *d)
+{
+    if (d == NULL)
+        return;
+    pthread_mutex_lock(&d->mu);
+    d->stop = true;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->th, NULL);
+    pthread_cond_destroy(&d->cv);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+}
+
+/* ---- helpers for the commands and the signal handler ---- */
+
+uint64_t cli_prog_total(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0;
+    if (S_ISREG(st.st_mode)) {
+        off_t at = lseek(fd, 0, SEEK_CUR);
+        return at >= 0 && at < st.st_size ? (uint64_t)(st.st_size - at) : 0;
+    }
+#ifdef BLKGETSIZE64
+    uint64_t bytes;
+    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+        return bytes;
+#endif
+    return 0;
+}
+
+void cli_prog_interrupted(void)
+{
+    int n = atomic_load_explicit(&cli_prog_sig_shown, memory_order_relaxed);
+    if (n <= 0)
+        return;
+    if (!atomic_load_explicit(&cli_prog_sig_tty, memory_order_relaxed)) {
+        (void)!write(STDERR_FILENO, "\n", 1);
+        return;
+    }
+    (void)!write(STDERR_FILENO, "\r", 1);
+    for (; n > 0; n -= CLI_PROG_SPACES)
+        (void)!write(STDERR_FILENO, cli_prog_spaces,
+                     (size_t)(n < CLI_PROG_SPACES ? n : CLI_PROG_SPACES));
+    (void)!write(STDERR_FILENO, "\r", 1);
+}

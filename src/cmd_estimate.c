@@ -1,0 +1,268 @@
+/* cmd_estimate.c — --estimate and --map for one input: run the estimate
+ * (estimate.c) and print its report on stdout, as text, JSON (one object per
+ * input, one per line) or key=value lines.  The input is never modified. */
+#include "config.h"
+#include "cli.h"
+#include "cli_progress.h"
+#include "estimate.h"
+
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define CE_MAP_ROWS 16
+#define CE_LABEL 11 /* "  1.00 TiB " */
+
+/* Bytes in binary units, 3 significant digits: "512 B", "4.00 GiB". */
+static const char *ce_bytes(double v, char buf[32])
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, 32, "%.0f B", v);
+    else
+        snprintf(buf, 32, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
+    return buf;
+}
+
+static double ce_pct(uint64_t part, uint64_t whole)
+{
+    return whole == 0 ? 0 : 100.0 * (double)part / (double)whole;
+}
+
+/* Map cells per row: what fits the terminal (stdout), 64 otherwise. */
+static unsigned ce_map_width(void)
+{
+    unsigned cols = 0;
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+        cols = ws.ws_col;
+    else if (getenv("COLUMNS") != NULL)
+        cols = (unsigned)atoi(getenv("COLUMNS"));
+    if (cols == 0)
+        return 64;
+    unsigned w = cols > CE_LABEL + 2 ? cols - CE_LABEL - 2 : 8;
+    w = w / 8 * 8;
+    return w < 8 ? 8 : w > 128 ? 128 : w;
+}
+
+static void ce_text(const struct cli *c, const char *name, const struct est_result *r)
+{
+    char a[32], b[32], d[32], h[32];
+    printf("%s: %s, zeros %s (%.1f%%; holes %s), data %s in %llu chunk%s\n", name,
+           ce_bytes((double)r->in_bytes, a), ce_bytes((double)r->zero_bytes, b),
+           ce_pct(r->zero_bytes, r->in_bytes), ce_bytes((double)r->hole_bytes, h),
+           ce_bytes((double)r->data_bytes, d), (unsigned long long)r->chunks,
+           r->chunks == 1 ? "" : "s");
+    if (!c->est_size)
+        return;
+    printf("  compressed  %s (%.0f bytes), 90%% interval %s",
+           ce_bytes(r->size, a), r->size, ce_bytes(r->lo, b));
+    printf(" .. %s, at -%d\n", ce_bytes(r->hi, a), c->level);
+    printf("  ratio       %.2f%% of the input; data to %.1f%%\n", ce_pct((uint64_t)r->size,
+           r->in_bytes), 100 * r->ratio);
+    printf("  time        %.1f s at -p%u\n", r->seconds, c->threads);
+    printf("  basis       %llu chunks compressed whole, %llu by pieces (%s through the"
+           " engine); %s; took %.2f s\n",
+           (unsigned long long)r->sampled, (unsigned long long)r->proxied,
+           ce_bytes((double)r->sampled_bytes, a),
+           r->split_exact ? "every block read" : "blocks sampled (--estimate=full reads all)",
+           r->took);
+}
+
+static bool ce_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs != NULL && strcmp(cs, "UTF-8") == 0;
+}
+
+/* A cell's shade: none, up to 1/4, 1/2, 3/4, more data. */
+static const char *ce_shade(uint8_t v, bool utf8)
+{
+    static const char *const u[] = {"\u00b7", "\u2591", "\u2592", "\u2593", "\u2588"};
+    static const char *const asc[] = {".", "-", "+", "*", "#"};
+    int k = v == 0 ? 0 : v <= 64 ? 1 : v <= 128 ? 2 : v <= 192 ? 3 : 4;
+    return utf8 ? u[k] : asc[k];
+}
+
+static void ce_map_text(const struct est_result *r, unsigned width)
+{
+    bool utf8 = ce_utf8();
+    char a[32];
+    printf("  map: each cell %s, shaded by its share of data:", ce_bytes((double)r->cell_bytes, a));
+    for (uint8_t v = 0, k = 0; k < 5; k++, v = (uint8_t)(k * 64 - (k == 4)))
+        printf(" %s %s", ce_shade(v, utf8), (const char *[]){"none", "<=25%", "<=50%",
+                                                           "<=75%", ">75%"}[k]);
+    putchar('\n');
+    for (unsigned row = 0; row * width < r->cells; row++) {
+        printf("%10s ", ce_bytes((double)row * width * (double)r->cell_bytes, a));
+        for (unsigned i = row * width; i < (row + 1) * width && i < r->cells; i++)
+            fputs(ce_shade(r->map[i], utf8), stdout);
+        putchar('\n');
+    }
+}
+
+static void ce_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+/* Fields shared by JSON and key=value: name, is-a-number, value. */
+static void ce_fields(const struct cli *c, const struct est_result *r,
+                      void (*put)(const char *, const char *, bool, bool))
+{
+    char v[64];
+#define CE_U(k, x) (snprintf(v, sizeof v, "%llu", (unsigned long long)(x)), put(k, v, true, false))
+#define CE_F(k, fmt, x) (snprintf(v, sizeof v, fmt, (x)), put(k, v, true, false))
+    put("mode", c->est_full ? "full" : "sample", false, false);
+    CE_U("level", c->level);
+    CE_U("threads", c->threads);
+    CE_U("seed", c->seed);
+    CE_U("input_bytes", r->in_bytes);
+    CE_U("hole_bytes", r->hole_bytes);
+    CE_U("zero_bytes", r->zero_bytes);
+    CE_U("data_bytes", r->data_bytes);
+    put("split_exact", r->split_exact ? "true" : "false", true, false);
+    CE_U("chunks", r->chunks);
+    CE_U("whole_chunks", r->sampled);
+    CE_U("proxied_chunks", r->proxied);
+    CE_U("sampled_bytes", r->sampled_bytes);
+    CE_U("read_bytes", r->read_bytes);
+    if (c->est_size) {
+        CE_F("size", "%.0f", r->size);
+        CE_F("size_low", "%.0f", r->lo);
+        CE_F("size_high", "%.0f", r->hi);
+        put("interval", "0.90", true, false);
+        CE_F("seconds", "%.2f", r->seconds);
+    }
+    CE_F("estimate_seconds", "%.3f", r->took);
+    if (r->map != NULL) {
+        CE_U("map_cell_bytes", r->cell_bytes);
+        /* data share per cell in percent, comma-separated */
+        put("map", NULL, false, true);
+    }
+#undef CE_U
+#undef CE_F
+}
+
+static const struct est_result *ce_cur;
+static bool ce_first;
+
+static void ce_map_list(void)
+{
+    for (unsigned i = 0; i < ce_cur->cells; i++)
+        printf("%s%d", i ? "," : "", (ce_cur->map[i] * 100 + 127) / 255);
+}
+
+static void ce_put_json(const char *k, const char *v, bool num, bool map)
+{
+    printf("%s\"%s\":", ce_first ? "" : ",", k);
+    ce_first = false;
+    if (map) {
+        putchar('[');
+        ce_map_list();
+        putchar(']');
+    } else if (num) {
+        fputs(v, stdout);
+    } else {
+        ce_json_string(v);
+    }
+}
+
+static void ce_put_kv(const char *k, const char *v, bool num, bool map)
+{
+    (void)num;
+    printf("%s=", k);
+    if (map)
+        ce_map_list();
+    else
+        fputs(v, stdout);
+    putchar('\n');
+}
+
+static void ce_report(const struct cli *c, const char *name, const struct est_result *r)
+{
+    ce_cur = r;
+    if (c->format == FORMAT_JSON) {
+        ce_first = false;
+        fputs("{\"file\":", stdout);
+        ce_json_string(name);
+        ce_fields(c, r, ce_put_json);
+        fputs("}\n", stdout);
+    } else if (c->format == FORMAT_KV) {
+        printf("file=%s\n", name);
+        ce_fields(c, r, ce_put_kv);
+        putchar('\n');
+    } else {
+        ce_text(c, name, r);
+        if (r->map != NULL)
+            ce_map_text(r, ce_map_width());
+    }
+    fflush(stdout);
+}
+
+static void ce_run(struct cli *c, const char *name, const char *path, int fd, bool regular)
+{
+    struct sp_progress prog = {0};
+    struct est_opts o = {
+        .level = c->level, .threads = c->threads, .chunk = (size_t)c->chunk_kib << 10,
+        .zmin = c->zmin_kib << 10, .index = c->index, .full = c->est_full, .seed = c->seed,
+        .progress = &prog,
+    };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o.cpus = cpus < 1 ? 1 : (unsigned)cpus;
+    if (c->store_name && path != NULL && regular)
+        o.name_len = strlen(cli_base(path));
+    if (c->est_map)
+        o.cells = ce_map_width() * CE_MAP_ROWS;
+    struct cli_prog *d = cli_prog_start(c, name, &prog, CLI_PROG_ESTIMATE);
+    struct est_result r;
+    struct sp_err err = {0};
+    int rc = est_run(fd, &o, &r, &err);
+    cli_prog_stop(d);
+    if (rc != 0) {
+        cli_error(c, "%s: %s", name, err.msg);
+        return;
+    }
+    ce_report(c, name, &r);
+    est_result_free(&r);
+}
+
+void cmd_estimate(struct cli *c, const char *path)
+{
+    static bool locale_set;
+    if (!locale_set) {
+        setlocale(LC_CTYPE, ""); /* only to learn whether the map may use UTF-8 */
+        locale_set = true;
+    }
+    if (path == NULL || strcmp(path, "-") == 0) {
+        struct stat st;
+        ce_run(c, "stdin", NULL, STDIN_FILENO, fstat(STDIN_FILENO, &st) == 0 &&
+               S_ISREG(st.st_mode));
+        return;
+    }
+    struct cli_job j = {.in_name = path};
+    if (cli_open_input(c, path, &j) != 0)
+        return;
+    ce_run(c, path, path, j.in_fd, S_ISREG(j.st.st_mode));
+    close(j.in_fd);
+}
