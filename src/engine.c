@@ -53,6 +53,17 @@ int eng_compress(struct eng *e, const uint8_t *in, size_t n,
     return 0;
 }
 
+int eng_size(struct eng *e, const uint8_t *in, size_t n,
+             uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
+{
+    *outlen = libdeflate_deflate_compress(e->ld, in, n, out, cap);
+    if (*outlen == 0) {
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "libdeflate produced no output for %zu bytes", n);
+        return -1;
+    }
+    return 0;
+}
+
 uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n)
 {
     return libdeflate_crc32(crc, p, n);
@@ -145,6 +156,12 @@ int eng_compress(struct eng *e, const uint8_t *in, size_t n,
 fail:
     sp_err_set(err, SP_ERR_INTERNAL, 0, "zlib deflate failed on a %zu-byte chunk", n);
     return -1;
+}
+
+int eng_size(struct eng *e, const uint8_t *in, size_t n,
+             uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
+{
+    return eng_compress(e, in, n, out, cap, outlen, err); /* zlib needs no walk */
 }
 
 uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n)

@@ -37,6 +37,12 @@ size_t eng_bound(struct eng *e, size_t n);
 int eng_compress(struct eng *e, const uint8_t *in, size_t n,
                  uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err);
 
+/* The size of in[0..n) compressed as eng_compress() would, give or take the
+ * few bytes of making it spliceable (skipped: that walk costs ~8%), for
+ * the estimate's pieces.  Returns 0 with *outlen, or -1. */
+int eng_size(struct eng *e, const uint8_t *in, size_t n,
+             uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err);
+
 /* CRC-32 of p[0..n), continuing from crc (the fastest implementation at hand). */
 uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n);
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #define EST_WINDOW (64u << 20)      /* read window (full mode: 1/8 of it) */
-#define EST_GROUP 16                /* blocks per probe group (<= 32) */
+#define EST_GROUP 32                /* blocks per probe group (<= 32) */
 #define EST_PIECE (24u << 10)       /* proxy piece: 24 KiB ... */
 #define EST_NPIECE 2                /* ... two per chunk: 1/16 of the data */
 #define EST_CAL 16                  /* chunks that calibrate the proxies */
@@ -274,32 +274,35 @@ static void est_pick_pieces(const struct est *e, struct est_item *it)
     }
 }
 
-/* Compress p[0..n) on the worker's engine; the size, or -1. */
-static double est_compress(struct est *e, unsigned w, const uint8_t *p, size_t n,
+/* Compress p[0..n) on the worker's engine; the size, or -1.  Whole chunks
+ * exactly as the compressor would; pieces without the splice walk (the
+ * calibration compares whole chunks with pieces measured the same way, so
+ * kappa takes those few bytes in too). */
+static double est_compress(struct est *e, unsigned w, const uint8_t *p, size_t n, bool whole,
                            struct sp_err *err)
 {
     size_t clen;
-    if (eng_compress(e->wk_eng[w], p, n, e->wk_out[w], e->wk_cap[w], &clen, err) != 0)
-        return -1;
-    return (double)clen;
+    int rc = whole ? eng_compress(e->wk_eng[w], p, n, e->wk_out[w], e->wk_cap[w], &clen, err)
+                   : eng_size(e->wk_eng[w], p, n, e->wk_out[w], e->wk_cap[w], &clen, err);
+    return rc == 0 ? (double)clen : -1;
 }
 
 static int est_work_item(struct est *e, unsigned w, struct est_item *it, struct sp_err *err)
 {
     if (it->kind == EST_PIECES) {
         for (unsigned k = 0; k < EST_NPIECE; k++)
-            if ((it->piece[k] = est_compress(e, w, it->buf + it->at[k], it->plen[k], err)) < 0)
+            if ((it->piece[k] = est_compress(e, w, it->buf + it->at[k], it->plen[k], false, err)) < 0)
                 return -1;
         return 0;
     }
     double t0 = est_now(CLOCK_THREAD_CPUTIME_ID);
-    if ((it->whole = est_compress(e, w, it->buf, it->len, err)) < 0)
+    if ((it->whole = est_compress(e, w, it->buf, it->len, true, err)) < 0)
         return -1;
     it->cpu = est_now(CLOCK_THREAD_CPUTIME_ID) - t0;
     it->pieces = 0;
     for (size_t at = 0; it->kind == EST_CALIB && at < it->len; at += EST_PIECE) {
         size_t n = it->len - at < EST_PIECE ? it->len - at : EST_PIECE;
-        double c = est_compress(e, w, it->buf + at, n, err);
+        double c = est_compress(e, w, it->buf + at, n, false, err);
         if (c < 0)
             return -1;
         it->pieces += c;
@@ -435,7 +438,7 @@ static int est_pool_open(struct est *e)
     e->wk_err = calloc(t, sizeof *e->wk_err);
     if (e->wk_eng == NULL || e->wk_out == NULL || e->wk_cap == NULL || e->wk_err == NULL)
         return est_nomem(e);
-    e->pool = pool_new(t, 2 * t + 2, sizeof(struct est_item), est_work, est_emit, e, e->err);
+    e->pool = pool_new(t, 4 * t + 8, sizeof(struct est_item), est_work, est_emit, e, e->err);
     return e->pool != NULL ? 0 : -1;
 }
 
@@ -572,6 +575,7 @@ struct est_group {
     uint32_t data;     /* bit i: block i is data */
     bool live;
     uint8_t *buf;      /* the group's bytes (its drawn block when not exact) */
+    bool all_data;     /* inside a data region: taken as data, unread */
 };
 
 static int est_group_sample(struct est *e, struct est_group *g)
@@ -584,6 +588,7 @@ static int est_group_sample(struct est *e, struct est_group *g)
         return -1;
     g->sample_data = !scan_is_zero(g->buf, n);
     g->exact = false;
+    g->all_data = false;
     g->data = 0;
     return 0;
 }
@@ -621,6 +626,8 @@ static void est_group_hit(struct est *e, const struct est_group *g)
 /* Hand a decided group to the shape: exact blocks, or presumed zeros. */
 static int est_group_emit(struct est *e, struct est_run *run, const struct est_group *g)
 {
+    if (g->all_data)
+        return est_run_add(e, run, false, g->off, g->len);
     if (!g->exact) {
         e->presumed_groups++;
         e->presumed_bytes += g->len;
@@ -648,16 +655,22 @@ static int est_probe_extent(struct est *e, struct est_run *run, uint64_t off, ui
             uint64_t next = (at / gbytes + 1) * gbytes;
             cur.off = at;
             cur.len = (size_t)((next < end ? next : end) - at);
-            if (est_group_sample(e, &cur) != 0 || (cur.sample_data && est_group_read(e, &cur) != 0))
+            if (est_group_sample(e, &cur) != 0)
                 return -1;
             prog_add(e->o->progress, PROG_IN, cur.len);
             at += cur.len;
         }
         if (prev.live) {
             bool after_data = cur.live && cur.sample_data;
-            if (after_data && est_group_read(e, &prev) != 0)
-                return -1;
-            if (prev.sample_data && cur.live && est_group_read(e, &cur) != 0)
+            /* Inside a data region (three data draws in a row) the group is
+             * taken as all data unread: a zero run there would cost about
+             * the same compressed inside a chunk.  At an edge (draws that
+             * differ) it is read whole; between zero draws it is presumed
+             * zero. */
+            bool edge = prev.sample_data ? !(before_data && after_data)
+                                         : before_data || after_data;
+            prev.all_data = prev.sample_data && !edge;
+            if (edge && est_group_read(e, &prev) != 0)
                 return -1;
             if (prev.sample_data && !before_data && !after_data)
                 est_group_hit(e, &prev);
