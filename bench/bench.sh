@@ -26,6 +26,8 @@
 #                   and by pigz, then spigz -d/-t, igzip -d, pigz -d/-t, gzip -d
 #                   and libdeflate-gunzip are timed on those files
 #   --no-restore    skip the restore section
+#   --no-estimate   skip the estimate section (spigz --estimate against the
+#                   compression section's sizes; ext4-usr-dense also at -1, -9)
 #   --restore-only  skip the compression section (run only the restore one)
 #
 # The report (stdout, Markdown) has the machine, one table per image, the
@@ -53,7 +55,7 @@ ALL_IMAGES=(zeros-dense data ext4-usr ext4-usr-dense zeros-sparse)
 ALL_TOOLS=(spigz spigz-pipe pigz gzip igzip-1 igzip-3 libdeflate)
 
 threads=2 level=6 timeout_s=300 runs=3 quick=0 mdout='' images_arg='' wait_idle=0
-restore_arg=ext4-usr-dense no_restore=0 restore_only=0
+restore_arg=ext4-usr-dense no_restore=0 restore_only=0 no_estimate=0
 imgdir=${BENCH_DIR:-/var/tmp/spigz-bench} outbase=''
 declare -A skip=()
 
@@ -85,6 +87,7 @@ while (($#)); do
     --spigz) needarg "$@"; SPIGZ=$2; shift ;;
     --restore-images) needarg "$@"; restore_arg=$2; shift ;;
     --no-restore) no_restore=1 ;;
+    --no-estimate) no_estimate=1 ;;
     --restore-only) restore_only=1 ;;
     -h|--help) usage 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -837,6 +840,56 @@ for rimg in "${rimages[@]}"; do
   rep "" "spigz restores: $rc" "" "(restore done in $(calc '%.0f' "$t_i" 0 'a / 1e6') s)" ""
 done
 
+# ---- estimate (--estimate) ---------------------------------------------------------
+# For each image of the compression section, at the bench's level: spigz
+# --estimate against the size spigz wrote there, and the estimate's time
+# against spigz's compression time.  ext4-usr-dense also at levels 1 and 9
+# (the issue's levels), each compressed once more for its actual size and time.
+erows=() etrows=()
+declare -A es_err es_in es_share
+est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
+  local img=$1 lv=$2 actual=$3 ctime=$4 path="$imgdir/$1.img" sz lo hi err share inside
+  idle
+  say "$img: spigz --estimate -$lv"
+  run_cmd "$run/est.kv" "$SPIGZ" --estimate -p "$threads" "-$lv" --format=kv "$path"
+  if [[ $r_status != ok ]]; then
+    erows+=("$img	-$lv	$actual	$r_status	-	-	-	-	-")
+    es_in[$img,$lv]=failed
+    return
+  fi
+  sz=$(sed -n 's/^size=//p' "$run/est.kv") lo=$(sed -n 's/^size_low=//p' "$run/est.kv")
+  hi=$(sed -n 's/^size_high=//p' "$run/est.kv")
+  err=$(calc '%+.2f' "$sz" "$actual" '100 * (a - b) / b')
+  inside=no
+  awk -v a="$actual" -v l="$lo" -v h="$hi" 'BEGIN { exit !(l <= a && a <= h) }' && inside=yes
+  share=$(calc '%.1f' "$r_time" "$ctime" '100 * a / b')
+  es_err[$img,$lv]=$err es_in[$img,$lv]=$inside es_share[$img,$lv]=$share
+  erows+=("$img	-$lv	$actual	$sz	$err%	$lo .. $hi	$inside	$(printf '%.3f' "$r_time") s / $(printf '%.3f' "$ctime") s	$share%")
+}
+if ((!no_estimate && ${#images[@]})); then
+  for img in "${images[@]}"; do
+    [[ ${res_status[$img,spigz]:-} == ok ]] || continue
+    est_one "$img" "$level" "${res_bytes[$img,spigz]}" "${res_time[$img,spigz]}"
+  done
+  if have ext4-usr-dense; then
+    for lv in 1 9; do
+      [[ $lv == "$level" ]] && continue
+      idle
+      say "ext4-usr-dense: spigz -$lv (for the estimate's reference)"
+      run_cmd "$outbase/est-ref.gz" "$SPIGZ" -c -p "$threads" "-$lv" "$imgdir/ext4-usr-dense.img"
+      if [[ $r_status == ok ]]; then
+        est_one ext4-usr-dense "$lv" "$(stat -c %s "$outbase/est-ref.gz")" "$r_time"
+      else
+        erows+=("ext4-usr-dense	-$lv	spigz $r_status	-	-	-	-	-	-")
+      fi
+      rm -f "$outbase/est-ref.gz"
+    done
+  fi
+  rep "## Estimate" "" "spigz --estimate -p $threads -LEVEL --format=kv IMG, against the size of spigz -c -p $threads -LEVEL IMG (the compression section's, or one more run at levels 1 and 9 on ext4-usr-dense); time share = estimate time / compression time." ""
+  table "image	level	>actual bytes	>predicted	>error	90% interval	actual inside	time (estimate / compression)	>time share" "${erows[@]}"
+  rep ""
+fi
+
 # ---- targets ------------------------------------------------------------------
 perf_fail=0 noisy=0
 trows=()
@@ -997,6 +1050,30 @@ if ((${#rimages[@]})); then
     rr+="$img:$st "
   done
   trows+=("spigz restores equal the image, through the index (spigz file) or sequentially (pigz file)	$rr	all ok	$cres")
+fi
+
+# the estimate's targets
+if ((!no_estimate && ${#images[@]})); then
+  for lv in 1 6 9; do
+    label="ext4-usr-dense -$lv: estimate error, time share"
+    if [[ -z ${es_err[ext4-usr-dense,$lv]:-} ]]; then trows+=("$label	${es_in[ext4-usr-dense,$lv]:-not run}	-	-"); continue; fi
+    res=PASS
+    awk -v e="${es_err[ext4-usr-dense,$lv]}" -v t="${es_share[ext4-usr-dense,$lv]}" 'BEGIN { exit !(e <= 3 && e >= -3 && t <= 10) }' || { res=FAIL; perf_fail=1; }
+    trows+=("$label	${es_err[ext4-usr-dense,$lv]}%, ${es_share[ext4-usr-dense,$lv]}% of the compression time	within 3%, <= 10%	$res")
+  done
+  for img in zeros-sparse ext4-usr; do
+    [[ -n ${es_err[$img,$level]:-} ]] || continue
+    res=PASS
+    awk -v e="${es_err[$img,$level]}" 'BEGIN { exit !(e <= 1 && e >= -1) }' || { res=FAIL; perf_fail=1; }
+    trows+=("$img (sparse): estimate error	${es_err[$img,$level]}%	within 1%	$res")
+  done
+  ins='' res=PASS
+  for k in "${!es_in[@]}"; do
+    ins+="${k/,/ -}:${es_in[$k]} "
+    [[ ${es_in[$k]} == yes ]] || res=FAIL
+  done
+  [[ $res == FAIL ]] && perf_fail=1
+  trows+=("the estimate's 90% interval holds the actual size	$ins	every image	$res")
 fi
 
 rep "## Targets" ""
