@@ -206,7 +206,8 @@ int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_l
             }
             k += (size_t)r;
         }
-        memcpy(chunk + k, w->buf + (off + k - w->spilled), m - k);
+        if (k < m) /* the rest from memory (off + k >= spilled here) */
+            memcpy(chunk + k, w->buf + (off + k - w->spilled), m - k);
         if (idx_w_member(o, chunk, m) != 0)
             return -1;
     }
