@@ -99,9 +99,10 @@ static void ce_map_text(const struct est_result *r, unsigned width)
     bool utf8 = ce_utf8();
     char a[32];
     printf("  map: each cell %s, shaded by its share of data:", ce_bytes((double)r->cell_bytes, a));
-    for (uint8_t v = 0, k = 0; k < 5; k++, v = (uint8_t)(k * 64 - (k == 4)))
-        printf(" %s %s", ce_shade(v, utf8), (const char *[]){"none", "<=25%", "<=50%",
-                                                           "<=75%", ">75%"}[k]);
+    static const uint8_t level[] = {0, 64, 128, 192, 255};
+    static const char *const name[] = {"none", "<=25%", "<=50%", "<=75%", ">75%"};
+    for (int k = 0; k < 5; k++)
+        printf(" %s %s", ce_shade(level[k], utf8), name[k]);
     putchar('\n');
     for (unsigned row = 0; row * width < r->cells; row++) {
         printf("%10s ", ce_bytes((double)row * width * (double)r->cell_bytes, a));
