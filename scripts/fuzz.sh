@@ -32,7 +32,14 @@ mkdir -p "$dir/cfg" "$dir/obj"
 
 # config.h from a configure run with the same compiler.
 if [ ! -f "$dir/cfg/config.h" ] || [ "$top/configure" -nt "$dir/cfg/config.h" ]; then
-    (cd "$dir/cfg" && "$top/configure" -q CC="$cc" >/dev/null)
+    # A tree configured in place refuses a configure run elsewhere: run the
+    # one of a clean copy of its distributed files then.
+    cfgtop=$top
+    if [ -f "$top/config.status" ]; then
+        rm -rf "$dir/src" && make -s -C "$top" distdir distdir="$dir/src" >/dev/null
+        cfgtop=$dir/src
+    fi
+    (cd "$dir/cfg" && "$cfgtop/configure" -q CC="$cc" >/dev/null)
 fi
 libs="-lz -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
@@ -46,7 +53,7 @@ cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cf
 objs=
 for src in "$top"/src/*.c; do
     base=$(basename "$src" .c)
-    case $base in spigz | cli | cmd_*) continue ;; esac
+    case $base in spigz | cli | cli_* | cmd_*) continue ;; esac
     obj=$dir/obj/$base.o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$obj")" ]; then
         $cc $cflags -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
@@ -65,12 +72,16 @@ mkdir -p "$top/fuzz/crashes"
 status=0
 for t in $targets; do
     mkdir -p "$dir/corpus-$t"
+    # fuzz/regress/NAME: inputs that once failed, kept apart from the seeds
+    # fuzz/make-corpus.sh regenerates.
+    regress=
+    [ -d "$top/fuzz/regress/$t" ] && regress=$top/fuzz/regress/$t
     echo "== fuzz_$t: $secs s"
     if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         "$dir/fuzz_$t" -max_len=1048576 -timeout=10 -max_total_time="$secs" \
         -print_final_stats=1 -artifact_prefix="$top/fuzz/crashes/$t-" \
-        "$dir/corpus-$t" "$top/fuzz/corpus/$t" >"$dir/fuzz_$t.log" 2>&1; then
+        "$dir/corpus-$t" "$top/fuzz/corpus/$t" ${regress:+"$regress"} >"$dir/fuzz_$t.log" 2>&1; then
         echo "fuzz_$t FAILED: see $dir/fuzz_$t.log and fuzz/crashes/" >&2
         tail -n 40 "$dir/fuzz_$t.log" >&2
         status=1

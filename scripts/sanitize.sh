@@ -8,6 +8,13 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
 base=${SANITIZE_DIR:-${TMPDIR:-/tmp}/spigz-sanitize}
+mkdir -p "$base"
+# A tree configured in place (scripts/build.sh, ./configure) refuses builds
+# elsewhere: build from a clean copy of its distributed files then.
+if [ -f "$top/config.status" ]; then
+    rm -rf "$base/src" && make -s -C "$top" distdir distdir="$base/src" >/dev/null
+    top=$base/src
+fi
 [ "$#" -gt 0 ] || set -- asan tsan
 for kind in "$@"; do
     dir=$base/$kind

@@ -1,4 +1,5 @@
 /* Unit tests for crcz: CRC-32 combination and zero runs against zlib's crc32. */
+#define _LARGEFILE64_SOURCE 1 /* zlib.h declares crc32_combine64() only then */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
