@@ -736,27 +736,19 @@ static int est_shape_probe(struct est *e)
 
 static int est_feed_real(struct est *e, const uint8_t *p, uint64_t off, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        size_t b = n - i < SCAN_BLOCK ? n - i : SCAN_BLOCK;
-        bool zero = scan_is_zero(p + i, b);
-        size_t j = i + b;
-        while (j < n) {
-            size_t c = n - j < SCAN_BLOCK ? n - j : SCAN_BLOCK;
-            if (scan_is_zero(p + j, c) != zero)
-                break;
-            j += c;
-        }
+    for (size_t i = 0, len; i < n; i += len) {
+        bool zero;
+        len = scan_run(p + i, n - i, &zero);
         int rc;
         if (zero) {
-            prog_add(e->o->progress, PROG_ZEROS, j - i);
-            rc = seg_zeros(&e->seg, j - i);
+            prog_add(e->o->progress, PROG_ZEROS, len);
+            rc = seg_zeros(&e->seg, len);
         } else {
-            est_map_add(e, off + i, j - i);
-            rc = seg_data(&e->seg, p + i, j - i);
+            est_map_add(e, off + i, len);
+            rc = seg_data(&e->seg, p + i, len);
         }
         if (rc != 0)
             return -1;
-        i = j;
     }
     return 0;
 }
@@ -792,26 +784,14 @@ static int est_shape_read(struct est *e)
 static int est_read(struct est *e, uint64_t off, size_t len, uint8_t *buf)
 {
     double w0 = est_now(CLOCK_MONOTONIC), c0 = est_now(CLOCK_THREAD_CPUTIME_ID);
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = pread(e->in.fd, buf + got, len - got, (off_t)(e->in.base + off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            sp_err_set(e->err, SP_ERR_READ, r < 0 ? errno : 0, "%s at offset %llu",
-                       r < 0 ? "read error" : "input shrank while being read",
-                       (unsigned long long)(off + got));
-            return -1;
-        }
-        got += (size_t)r;
-    }
+    if (est_pread(e, off, len, buf) != 0)
+        return -1;
     /* The compression would also scan these blocks: count that cost too. */
     for (size_t i = 0; i < len; i += SCAN_BLOCK)
         (void)scan_is_zero(buf + i, len - i < SCAN_BLOCK ? len - i : SCAN_BLOCK);
     e->read_wall += est_now(CLOCK_MONOTONIC) - w0;
     e->read_cpu += est_now(CLOCK_THREAD_CPUTIME_ID) - c0;
     e->read_timed += len;
-    e->r->read_bytes += len;
     return 0;
 }
 

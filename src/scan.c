@@ -30,6 +30,19 @@ bool scan_is_zero(const uint8_t *p, size_t n)
     return b == 0;
 }
 
+size_t scan_run(const uint8_t *p, size_t n, bool *zero)
+{
+    size_t j = n < SCAN_BLOCK ? n : SCAN_BLOCK;
+    *zero = scan_is_zero(p, j);
+    while (j < n) {
+        size_t b = n - j < SCAN_BLOCK ? n - j : SCAN_BLOCK;
+        if (scan_is_zero(p + j, b) != *zero)
+            break;
+        j += b;
+    }
+    return j;
+}
+
 void seg_init(struct seg *s, size_t chunk, uint64_t zmin, uint64_t zmax,
               const struct seg_sink *sink)
 {
@@ -141,21 +154,11 @@ int seg_blank(struct seg *s, uint64_t n)
 int seg_feed(struct seg *s, const uint8_t *p, size_t n)
 {
     assert(s->pos % SCAN_BLOCK == 0);
-    size_t i = 0;
-    while (i < n) {
-        size_t blk = n - i < SCAN_BLOCK ? n - i : SCAN_BLOCK;
-        bool zero = scan_is_zero(p + i, blk);
-        size_t j = i + blk;
-        while (j < n) {
-            size_t b = n - j < SCAN_BLOCK ? n - j : SCAN_BLOCK;
-            if (scan_is_zero(p + j, b) != zero)
-                break;
-            j += b;
-        }
-        int rc = zero ? seg_zeros(s, j - i) : seg_data(s, p + i, j - i);
-        if (rc != 0)
+    for (size_t i = 0, len; i < n; i += len) {
+        bool zero;
+        len = scan_run(p + i, n - i, &zero);
+        if ((zero ? seg_zeros(s, len) : seg_data(s, p + i, len)) != 0)
             return -1;
-        i = j;
     }
     return 0;
 }

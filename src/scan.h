@@ -28,6 +28,10 @@
 /* True when p[0..n) is all zero bytes. */
 bool scan_is_zero(const uint8_t *p, size_t n);
 
+/* The length of the run of blocks of one class at p (whole 4 KiB blocks,
+ * the last of p[0..n) possibly short), n >= 1; *zero says which class. */
+size_t scan_run(const uint8_t *p, size_t n, bool *zero);
+
 struct seg_sink {
     void *ctx;
     /* A buffer of at least `chunk` bytes to fill, or NULL to stop. */

@@ -108,19 +108,10 @@ enum feed { FEED_ONE, FEED_4K, FEED_RANDOM, FEED_HOLES, FEED_BLANK };
  * lengths only (seg_blank), runs of one class merged. */
 static void feed_blank(struct seg *s, const uint8_t *p, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        size_t b = n - i < SCAN_BLOCK ? n - i : SCAN_BLOCK;
-        bool zero = scan_is_zero(p + i, b);
-        size_t j = i + b;
-        while (j < n) {
-            size_t c = n - j < SCAN_BLOCK ? n - j : SCAN_BLOCK;
-            if (scan_is_zero(p + j, c) != zero)
-                break;
-            j += c;
-        }
-        ck_assert_int_eq(zero ? seg_zeros(s, j - i) : seg_blank(s, j - i), 0);
-        i = j;
+    for (size_t i = 0, len; i < n; i += len) {
+        bool zero;
+        len = scan_run(p + i, n - i, &zero);
+        ck_assert_int_eq(zero ? seg_zeros(s, len) : seg_blank(s, len), 0);
     }
 }
 
