@@ -14,14 +14,6 @@ W=$T/w
 R=$T/ref
 mkdir -p "$W" "$R"
 
-LOOPDEV=
-cleanup() {
-    [ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-section() { echo "[${SECONDS}s] $*"; }
 errtext() { tr '\n' '|' < "$T/err" | head -c 400; }
 
 # run ARG...: spigz ARG... in $W; stdout in $T/out, stderr in $T/err, the

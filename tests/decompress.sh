@@ -543,7 +543,6 @@ EOF
 
 # ==== shell helpers ====
 
-section() { echo "[${SECONDS}s] $*"; }
 gen() { "$PY3" "$PY/gen.py" "$@" || fail "gen.py $* failed"; }
 fsize() { stat -c %s -- "$1"; }
 alloc() { echo $(($(stat -c %b -- "$1") * $(stat -c %B -- "$1"))); }

@@ -19,7 +19,6 @@ R=$T/ref
 mkdir -p "$W" "$R"
 M=$((1024 * 1024))
 
-section() { echo "[${SECONDS}s] $*"; }
 errtext() { tr '\n' '|' < "$T/err" | head -c 400; }
 one_of() { local v=$1 x; shift; for x; do [ "$v" = "$x" ] && return 0; done; return 1; }
 

@@ -4,7 +4,14 @@ set -u
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+# A test that attaches a loop device sets LOOPDEV; it goes with the scratch.
+LOOPDEV=
+cleanup() {
+    [ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+section() { echo "[${SECONDS}s] $*"; }
 FAILS=0
 CHECKS=0
 

@@ -18,13 +18,6 @@ M=$((1024 * 1024))
 W=$T/w
 PY=$T/py
 mkdir -p "$W" "$PY"
-LOOPDEV=
-cleanup() {
-    [ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
-    rm -rf "$T"
-}
-trap cleanup EXIT
-section() { echo "[${SECONDS}s] $*"; }
 
 # ---- Python helpers ----
 
