@@ -19,7 +19,7 @@ if [ ! -s "$img" ]; then
     rm -rf "$stage" && mkdir -p "$stage"
     # A deterministic choice of files: sorted, regular, readable, up to 300 MB.
     find /usr/lib /usr/share -xdev -type f -readable -size -20M -printf '%s\t%p\n' 2>/dev/null |
-        sort -k2 | awk -F'\t' '{ t += $1; if (t > 300e6) exit; print $2 }' |
+        sort -k2 | awk -F'\t' '{ t += $1; if (t <= 300e6) print $2 }' |
         while IFS= read -r f; do
             mkdir -p "$stage$(dirname "$f")" && cp -p "$f" "$stage$f" 2>/dev/null || true
         done
