@@ -228,6 +228,16 @@ bool cli_has_suffix(const char *name, const char *suf)
     return n > s && strcasecmp(name + n - s, suf) == 0;
 }
 
+bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path)
+{
+    struct stat ost;
+    if (j->in_path == NULL || stat(out_path, &ost) != 0 || ost.st_dev != j->st.st_dev ||
+        ost.st_ino != j->st.st_ino)
+        return false;
+    cli_error(c, "%s: input and output are the same file", out_path);
+    return true;
+}
+
 bool cli_same_file(const struct cli_job *j, int fd)
 {
     struct stat st;

@@ -86,6 +86,9 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
 
 bool cli_has_suffix(const char *name, const char *suf);
 bool cli_same_file(const struct cli_job *j, int fd);
+
+/* True (error printed, status set) when out_path names the input itself. */
+bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path);
 const char *cli_base(const char *path);
 
 /* The two entry points per input. */

@@ -70,12 +70,8 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
 static void cc_to_file(struct cli *c, struct cli_job *j, const char *out_path, bool remove)
 {
     j->out_name = out_path;
-    struct stat ost;
-    if (j->in_path != NULL && stat(out_path, &ost) == 0 && ost.st_dev == j->st.st_dev &&
-        ost.st_ino == j->st.st_ino) {
-        cli_error(c, "%s: input and output are the same file", out_path);
+    if (cli_out_is_input(c, j, out_path))
         return;
-    }
     if ((j->out_fd = cli_out_create(c, out_path)) < 0)
         return;
     struct cmp_stats st;
