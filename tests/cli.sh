@@ -587,4 +587,17 @@ run -k meta2
 check "-k: FILE.gz mode and mtime ($(stat -c '%a %Y' "$W/meta2.gz"))" \
     [ "$(stat -c '%a %Y' "$W/meta2.gz" 2>/dev/null)" = "604 1234567890" ]
 
+# An output that names the input itself is refused, and the input survives.
+mk self
+run -f -o self self
+check "-o INPUT INPUT: exit 1" [ "$RC" -eq 1 ]
+check "-o INPUT INPUT: says so" grep -q "self: input and output are the same file" "$T/err"
+check "-o INPUT INPUT: input intact" cmp -s "$W/self" "$R/self"
+(cd "$W" && "$SPIGZ" -c self > self.gz)
+cp "$W/self.gz" "$T/self.gz.ref"
+run -d -f -o self.gz self.gz
+check "-d -o INPUT INPUT: exit 1" [ "$RC" -eq 1 ]
+check "-d -o INPUT INPUT: says so" grep -q "self.gz: input and output are the same file" "$T/err"
+check "-d -o INPUT INPUT: input intact" cmp -s "$W/self.gz" "$T/self.gz.ref"
+
 finish
