@@ -38,13 +38,14 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
         in->base = (uint64_t)base;
         in->size = (uint64_t)st.st_size - in->base;
         in->seek_holes = true;
-    } else if (S_ISBLK(st.st_mode)) {
+    } else if (S_ISBLK(st.st_mode) && (base = lseek(fd, 0, SEEK_CUR)) >= 0) {
         in->kind = IN_BLK;
+        in->base = (uint64_t)base;
 #ifdef BLKGETSIZE64
         uint64_t bytes;
-        if (ioctl(fd, BLKGETSIZE64, &bytes) == 0) {
+        if (ioctl(fd, BLKGETSIZE64, &bytes) == 0 && bytes >= in->base) {
             in->size_known = true;
-            in->size = bytes;
+            in->size = bytes - in->base;
         }
 #endif
     }
@@ -61,7 +62,7 @@ static ssize_t in_fill(struct in_src *in, uint8_t *win, size_t n, struct sp_err 
 {
     size_t got = 0;
     while (got < n) {
-        ssize_t r = in->kind == IN_REG
+        ssize_t r = in->kind != IN_STREAM
             ? pread(in->fd, win + got, n - got, (off_t)(in->base + in->pos + got))
             : read(in->fd, win + got, n - got);
         if (r < 0) {
@@ -101,6 +102,25 @@ static uint64_t in_locate(struct in_src *in)
     return 0;
 }
 
+/* Zeros the scout already found at pos: one zero extent, unread (true);
+ * otherwise *want shrinks so the read ends where the next found zeros start. */
+static bool in_scouted(struct in_src *in, struct in_ext *ext, size_t *want)
+{
+    uint64_t limit = in->kind == IN_REG ? in->data_end : in->size, next;
+    if (in->pos >= limit)
+        return false;
+    uint64_t z = scout_zero(in->scout, in->pos, limit, &next);
+    if (z > 0) {
+        *ext = (struct in_ext){in->pos, z, NULL};
+        in->pos += z;
+        in->scout_bytes += z;
+        return true;
+    }
+    if (next - in->pos < *want)
+        *want = (size_t)(next - in->pos);
+    return false;
+}
+
 int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *err)
 {
     if (in->eof)
@@ -125,6 +145,8 @@ int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *
         if (in->data_end - in->pos < want)
             want = (size_t)(in->data_end - in->pos);
     }
+    if (in->scout != NULL && in_scouted(in, ext, &want))
+        return 1;
     ssize_t got = in_fill(in, win, want, err);
     if (got < 0)
         return -1;
@@ -151,8 +173,8 @@ bool in_size_changed(const struct in_src *in)
 
 void in_close(struct in_src *in)
 {
-    /* Leave the shared offset where a sequential read would have (the hole
-     * probing moved it). */
-    if (in->kind == IN_REG)
+    /* Leave the shared offset where a sequential read would have: pread
+     * never moved it, and the hole probing moved it elsewhere. */
+    if (in->kind != IN_STREAM)
         (void)lseek(in->fd, (off_t)(in->base + in->pos), SEEK_SET);
 }

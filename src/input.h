@@ -5,10 +5,14 @@
  * extents are read in windows.  Hole edges are rounded inward to SCAN_BLOCK so
  * every extent starts on the 4 KiB grid; a hole that reaches the end of the
  * file may end on a partial block.  Devices, pipes and terminals are read
- * sequentially, each window filled completely despite short reads, so the
+ * in order, each window filled completely despite short reads, so the
  * extents seen are the same whatever the read sizes were.
  *
- * A regular file is read from its current offset (stdin redirected from a
+ * Regular files and devices are read with pread; with a scout (scout.h),
+ * stretches it found zero come back as zero extents (data NULL) unread, the
+ * same bytes a read would have classified.
+ *
+ * A regular file or device is read from its current offset (stdin redirected from a
  * file another program has partly read); offsets in extents count from
  * there.  in_close() leaves the file offset just past what was read, as a
  * sequential reader would.
@@ -25,6 +29,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "scout.h"
 
 enum in_kind { IN_REG, IN_BLK, IN_STREAM };
 
@@ -42,6 +47,8 @@ struct in_src {
     bool short_file;    /* a regular file ended before its initial size */
     size_t wsize;       /* bytes per data extent at most */
     uint64_t hole_bytes; /* bytes skipped as holes */
+    struct scout *scout; /* zero units found ahead (reader.c), or NULL */
+    uint64_t scout_bytes; /* bytes skipped because the scout marked them */
 };
 
 struct in_ext {

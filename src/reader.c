@@ -5,6 +5,10 @@
  * a window with its runs, or the end (or an error).  Zero counts merge with a
  * zero message still in the queue, so the queue never fills with zeros.
  *
+ * A scout (scout.h) runs beside the reader for regular files and devices;
+ * in_next() asks it before reading.  rd_start() starts it, rd_stop() stops
+ * it after the reader thread has ended.
+ *
  * Stopping: the consumer sets `stop`; the reader notices between reads.  A
  * read that may block forever (a pipe nobody writes to) is the only place the
  * reader can be cancelled, so rd_stop() never hangs on a stalled input.
@@ -180,9 +184,13 @@ struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
             goto nomem_free;
         r->free[r->nfree++] = w;
     }
+    if (in->kind != IN_STREAM && in->size_known)
+        in->scout = scout_start(in->fd, in->base, in->size, in->seek_holes);
     int rc = pthread_create(&r->th, NULL, rd_main, r);
     if (rc != 0) {
         sp_err_set(err, SP_ERR_SYS, rc, "cannot start the reader thread");
+        scout_stop(in->scout);
+        in->scout = NULL;
         rd_free(r);
         return NULL;
     }
@@ -251,5 +259,7 @@ void rd_stop(struct rd *r)
         pthread_cancel(r->th);
         rd_check(pthread_join(r->th, NULL));
     }
+    scout_stop(r->in->scout); /* after the reader: it is the scout's caller */
+    r->in->scout = NULL;
     rd_free(r);
 }
