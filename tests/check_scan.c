@@ -199,6 +199,16 @@ START_TEST(is_zero_every_size_and_position)
         }
         ck_assert(ok);
     }
+    /* every position of whole blocks and of a block plus a tail, in every
+     * lane and word of the vector loop, with the lowest and highest bit */
+    const size_t sizes[] = {256, 300, SCAN_BLOCK, SCAN_BLOCK + 64};
+    for (int k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizes[k]; i++)
+            for (int bit = 0; bit < 8; bit += 7) {
+                buf[i] = (uint8_t)(1u << bit);
+                ck_assert_msg(!scan_is_zero(buf, sizes[k]), "byte %zu of %zu", i, sizes[k]);
+                buf[i] = 0;
+            }
     /* a misaligned start */
     ck_assert(scan_is_zero(buf + 1, SCAN_BLOCK));
 }
