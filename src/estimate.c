@@ -14,6 +14,7 @@
 #include "input.h"
 #include "pool.h"
 #include "scan.h"
+#include "scout.h"
 #include "zrun.h"
 
 #include <errno.h>
@@ -24,6 +25,9 @@
 #include <unistd.h>
 
 #define EST_WINDOW (64u << 20)      /* read window (full mode: 1/8 of it) */
+#define EST_BIG_READ (256u << 10)   /* reads this long cost what the compressor's do */
+#define EST_BIG_N 32                /* such reads timed at most */
+#define EST_BIG_MIN 8               /* such reads wanted (est_time_reads) */
 #define EST_GROUP 32                /* blocks per probe group (<= 32) */
 #define EST_PIECE (24u << 10)       /* proxy piece: 24 KiB ... */
 #define EST_NPIECE 2                /* ... two per chunk: 1/16 of the data */
@@ -99,6 +103,11 @@ struct est {
     uint64_t cpu_bytes;
     double read_wall, read_cpu;  /* sampled reads */
     uint64_t read_timed;
+    /* reads of EST_BIG_READ and more: seconds per byte, wall and CPU, of
+     * each (the medians guide the prediction: one read that met the disk in a
+     * cached input must not decide it) */
+    double big_w[EST_BIG_N], big_c[EST_BIG_N];
+    unsigned big_n;
 };
 
 /* ---- small helpers ---- */
@@ -450,11 +459,16 @@ static struct est_item *est_item_get(struct est *e)
         e->pool_failed = true;
         return NULL;
     }
-    if (it->buf == NULL && (it->buf = malloc(e->o->chunk)) == NULL) {
-        est_nomem(e);
-        pool_put(e->pool, it, false);
-        e->pool_failed = true;
-        return NULL;
+    if (it->buf == NULL) {
+        if ((it->buf = malloc(e->o->chunk)) == NULL) {
+            est_nomem(e);
+            pool_put(e->pool, it, false);
+            e->pool_failed = true;
+            return NULL;
+        }
+        /* Fault the pages in now: a timed read into fresh pages would
+         * count the kernel's zeroing of them as the cost of reading. */
+        memset(it->buf, 0, e->o->chunk);
     }
     return it;
 }
@@ -789,9 +803,14 @@ static int est_read(struct est *e, uint64_t off, size_t len, uint8_t *buf)
     /* The compression would also scan these blocks: count that cost too. */
     for (size_t i = 0; i < len; i += SCAN_BLOCK)
         (void)scan_is_zero(buf + i, len - i < SCAN_BLOCK ? len - i : SCAN_BLOCK);
-    e->read_wall += est_now(CLOCK_MONOTONIC) - w0;
-    e->read_cpu += est_now(CLOCK_THREAD_CPUTIME_ID) - c0;
+    double w = est_now(CLOCK_MONOTONIC) - w0, c = est_now(CLOCK_THREAD_CPUTIME_ID) - c0;
+    e->read_wall += w;
+    e->read_cpu += c;
     e->read_timed += len;
+    if (len >= EST_BIG_READ && e->big_n < EST_BIG_N) {
+        e->big_w[e->big_n] = w / (double)len;
+        e->big_c[e->big_n++] = c / (double)len;
+    }
     return 0;
 }
 
@@ -850,6 +869,33 @@ static int est_queue(struct est *e, const struct est_chunk *c, size_t idx, enum 
         rc = est_read(e, c->off, c->len, it->buf);
     }
     pool_put(e->pool, it, rc == 0);
+    return rc;
+}
+
+/* When fewer than EST_BIG_MIN chunks were read whole (an input of zeros,
+ * small chunks), time reads of the compressor's size, spread over the
+ * input and in data, for the prediction.  At most 8 MiB. */
+static int est_time_reads(struct est *e)
+{
+    if (e->big_n >= EST_BIG_MIN || e->r->stream || e->r->split_exact)
+        return 0;
+    const size_t n = 1u << 20;
+    uint8_t *buf = malloc(n);
+    if (buf == NULL)
+        return est_nomem(e);
+    memset(buf, 0, n); /* its pages faulted in before the timing */
+    uint64_t size = e->in.size;
+    int rc = 0;
+    for (unsigned k = 0; rc == 0 && e->big_n < EST_BIG_MIN && k < EST_BIG_MIN; k++) {
+        uint64_t at = size / EST_BIG_MIN * k / n * n;
+        off_t d = lseek(e->in.fd, (off_t)(e->in.base + at), SEEK_DATA);
+        if (d < 0 && errno == ENXIO)
+            break; /* holes to the end: nothing the compressor would read */
+        uint64_t off = d < 0 ? at : ((uint64_t)d - e->in.base) / SCAN_BLOCK * SCAN_BLOCK;
+        if (off + EST_BIG_READ <= size)
+            rc = est_read(e, off, size - off < n ? (size_t)(size - off) : n, buf);
+    }
+    free(buf);
     return rc;
 }
 
@@ -987,6 +1033,19 @@ static double est_hidden(struct est *e, double ratio, double *var, double *upper
     return unseen * per_block;
 }
 
+static int est_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n), n >= 1 (v is sorted in place). */
+static double est_median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, est_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Compression time: workers bound by CPU, all threads by the cores, the
  * reader by the device. */
 static double est_seconds(const struct est *e)
@@ -994,14 +1053,31 @@ static double est_seconds(const struct est *e)
     const struct est_result *r = e->r;
     double cpb = e->cpu_bytes ? e->cpu_compress / (double)e->cpu_bytes : 0;
     double read_bytes = (double)(r->in_bytes - r->hole_bytes);
-    double rcpu = e->read_timed ? e->read_cpu / (double)e->read_timed * read_bytes : 0;
-    double rwall = e->read_timed ? e->read_wall / (double)e->read_timed * read_bytes : 0;
+    /* The compressor reads 1 MiB at a time: a 24 KiB piece's read costs
+     * several times more per byte, so the long reads (the calibration
+     * chunks') are the guide when there are enough of them. */
+    double rcpu, rwall;
+    if (e->big_n > 0 && !r->split_exact) {
+        double w[EST_BIG_N], c[EST_BIG_N];
+        memcpy(w, e->big_w, e->big_n * sizeof *w);
+        memcpy(c, e->big_c, e->big_n * sizeof *c);
+        rcpu = est_median(c, e->big_n) * read_bytes;
+        rwall = est_median(w, e->big_n) * read_bytes;
+    } else {
+        rcpu = e->read_timed ? e->read_cpu / (double)e->read_timed * read_bytes : 0;
+        rwall = e->read_timed ? e->read_wall / (double)e->read_timed * read_bytes : 0;
+    }
     double ccpu = cpb * (double)r->data_bytes * 1.03; /* + copying into chunks */
     unsigned cpus = e->o->cpus ? e->o->cpus : 1;
     double p = e->o->threads < cpus ? e->o->threads : cpus;
     double t = ccpu / p;
     if ((ccpu + rcpu) / cpus > t)
         t = (ccpu + rcpu) / cpus;
+    /* A cached input (reads cost their CPU, no waiting) of a regular file
+     * or device is scanned by the reader and the scout side by side. */
+    if (!r->stream && r->in_bytes >= 2ull * SCOUT_GAP * SCOUT_UNIT && cpus > 1 &&
+        rwall < 1.5 * rcpu)
+        rwall /= 2;
     return rwall > t ? rwall : t;
 }
 
@@ -1112,6 +1188,8 @@ int est_run(int fd, const struct est_opts *o, struct est_result *r, struct sp_er
     uint64_t read_timed = e.read_timed;
     if (rc == 0 && !r->stream)
         rc = est_sample_chunks(&e);
+    if (rc == 0)
+        rc = est_time_reads(&e);
     if (e.pool != NULL) {
         int prc = est_pool_close(&e, rc != 0);
         rc = rc != 0 ? rc : prc;
