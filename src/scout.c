@@ -9,6 +9,10 @@
  * may still fetch the one page each miss asked for, so it must give up after
  * a handful); a cached input whose pages the kernel dropped here and there
  * keeps its scout.  Without preadv2, RWF_NOWAIT or /proc there is no scout.
+ * Linux 6.1 answers EAGAIN to every non-blocking buffered read of a block
+ * device, cached or not, so on devices the scout gives up after its first
+ * SCOUT_MISSES reads: a device being backed up is rarely in the page cache,
+ * and the reader alone is then limited by the disk, not by the scan.
  *
  * Ring: slot u % SCOUT_RING holds (u << 2) | SCOUT_ZERO once unit u is known
  * zero.  The unit number inside the value makes a stale slot (left by unit
