@@ -31,7 +31,7 @@
 #define EST_GROUP 32                /* blocks per probe group (<= 32) */
 #define EST_PIECE (24u << 10)       /* proxy piece: 24 KiB ... */
 #define EST_NPIECE 2                /* ... two per chunk: 1/16 of the data */
-#define EST_CAL 16                  /* chunks that calibrate the proxies */
+#define EST_CAL 12                  /* chunks that calibrate the proxies */
 #define EST_STREAM_CAL 32           /* streams: 1 chunk in 32 calibrates */
 #define EST_ALL_WHOLE 24            /* up to this many chunks: all compressed */
 #define EST_GRAINS (1u << 20)       /* map resolution before rebinning */
@@ -814,37 +814,47 @@ static int est_read(struct est *e, uint64_t off, size_t len, uint8_t *buf)
     return 0;
 }
 
-static int est_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* A chunk's draw: the seed's hash of its offset. */
 static uint64_t est_draw(const struct est *e, const struct est_chunk *c)
 {
     return est_mix(e->o->seed ^ est_mix(c->off));
 }
 
-/* Which chunks calibrate: the EST_CAL long-enough chunks with the smallest
- * draws, a simple random sample.  (A systematic one would alias with a
- * periodic layout, and give a too narrow interval.)  Marks cal[i]. */
+/* Proxied chunks in the order of their proxy's ratio (then position). */
+static const struct est *est_sort_ctx; /* qsort has no context argument */
+static int est_cmp_ratio(const void *a, const void *b)
+{
+    const struct est_px *p = est_sort_ctx->px;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double ri = p[i].x / p[i].len, rj = p[j].x / p[j].len;
+    return ri < rj ? -1 : ri > rj ? 1 : (i > j) - (i < j);
+}
+
+/* Which chunks calibrate: the proxied chunks sorted by their proxy's ratio
+ * and cut into EST_CAL strata of equal count, and in each the one with the
+ * smallest draw.  Every chunk has the same chance, and the sample spans the
+ * ratios (text to incompressible) that kappa's line is fitted across,
+ * where a simple random sample may bunch.  Marks cal[i]; runs after every
+ * proxy is in (pool_drain). */
 static int est_choose_cal(struct est *e, bool *cal)
 {
-    uint64_t *d = malloc((e->nch + 1) * sizeof *d);
-    if (d == NULL)
+    size_t *ix = malloc((e->nch + 1) * sizeof *ix), n = 0;
+    if (ix == NULL)
         return est_nomem(e);
-    size_t n = 0;
     for (size_t i = 0; i < e->nch; i++)
-        if (e->ch[i].len > EST_NPIECE * EST_PIECE)
-            d[n++] = est_draw(e, &e->ch[i]);
-    if (n > 0) {
-        qsort(d, n, sizeof *d, est_cmp_u64);
-        uint64_t limit = d[(n < EST_CAL ? n : EST_CAL) - 1];
-        for (size_t i = 0; i < e->nch; i++)
-            cal[i] = e->ch[i].len > EST_NPIECE * EST_PIECE && est_draw(e, &e->ch[i]) <= limit;
+        if (e->ch[i].len > EST_NPIECE * EST_PIECE && i < e->px_cap && e->px[i].len != 0)
+            ix[n++] = i;
+    est_sort_ctx = e;
+    qsort(ix, n, sizeof *ix, est_cmp_ratio);
+    size_t k = n < EST_CAL ? n : EST_CAL;
+    for (size_t s = 0; s < k; s++) {
+        size_t lo = s * n / k, hi = (s + 1) * n / k, best = lo;
+        for (size_t j = lo + 1; j < hi; j++)
+            if (est_draw(e, &e->ch[ix[j]]) < est_draw(e, &e->ch[ix[best]]))
+                best = j;
+        cal[ix[best]] = true;
     }
-    free(d);
+    free(ix);
     return 0;
 }
 
@@ -908,7 +918,11 @@ static int est_sample_chunks(struct est *e)
     if (cal == NULL)
         return est_nomem(e);
     bool all = e->nch <= EST_ALL_WHOLE;
-    int rc = all ? 0 : est_choose_cal(e, cal);
+    int rc = 0;
+    if (!all && (rc = pool_drain(e->pool)) != 0)
+        e->pool_failed = true;
+    if (rc == 0 && !all)
+        rc = est_choose_cal(e, cal);
     for (size_t i = 0; rc == 0 && i < e->nch; i++) {
         if (e->ch[i].len <= EST_NPIECE * EST_PIECE || !(all || cal[i]))
             continue; /* measured whole already, or stays proxied */

@@ -15,9 +15,9 @@
  *     compression would make, and priced exactly.
  *  2. Sample.  Every data chunk has two pieces (at positions drawn from the
  *     seed) compressed alone with the real engine and level, while the shape
- *     pass goes on; EST_CAL chunks drawn at random are then compressed whole
- *     and piece by piece, which calibrates the pieces (a line in their
- *     ratio).  With few chunks all are compressed whole.  Streams do the same
+ *     pass goes on; EST_CAL chunks, one from each stratum of the pieces'
+ *     ratio, are then compressed whole and piece by piece, which calibrates
+ *     the pieces (a line in their ratio).  With few chunks all are compressed whole.  Streams do the same
  *     as the chunks pass.  The 90% interval combines the pieces' spread
  *     within each chunk and the calibration's jackknife variance.
  *  3. Time.  The compression CPU time per data byte and the read cost per

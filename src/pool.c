@@ -218,6 +218,16 @@ void pool_put(struct pool *p, void *item, bool needs_work)
     UNLOCK(p);
 }
 
+int pool_drain(struct pool *p)
+{
+    LOCK(p);
+    while (!p->failed && p->emitted < p->put)
+        WAIT(p, cv_free); /* the writer signals it after every emit */
+    bool failed = p->failed;
+    UNLOCK(p);
+    return failed ? -1 : 0;
+}
+
 int pool_close(struct pool *p, bool abort_run)
 {
     LOCK(p);

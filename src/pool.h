@@ -48,6 +48,10 @@ void *pool_get(struct pool *p);
 /* Hand back the item from the last pool_get(). */
 void pool_put(struct pool *p, void *item, bool needs_work);
 
+/* Wait until every item put so far is emitted; the pool stays open.
+ * Returns 0, or -1 when the pipeline has failed. */
+int pool_drain(struct pool *p);
+
 /* Wait until every item put is emitted (or, with abort, dropped), and join
  * the threads.  Returns 0, or -1 when a callback failed or abort was asked. */
 int pool_close(struct pool *p, bool abort);

@@ -126,6 +126,49 @@ START_TEST(order_many_small_jobs)
 }
 END_TEST
 
+/* pool_drain() returns once everything put so far is emitted, and the
+ * pool goes on taking items; after a failure it says so. */
+START_TEST(drain_waits_and_keeps_the_pool)
+{
+    for (unsigned w = 1; w <= 4; w++) {
+        struct ctx c;
+        ctx_init(&c, w);
+        struct sp_err err = {0};
+        struct pool *p = pool_new(w, 5, sizeof(struct item), work, emit, &c, &err);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(pool_drain(p), 0); /* nothing put: returns at once */
+        uint64_t n = 3000;
+        ck_assert_uint_eq(produce(p, n), n);
+        ck_assert_int_eq(pool_drain(p), 0);
+        ck_assert_uint_eq(c.emitted, n);
+        ck_assert_uint_eq(atomic_load(&c.worked), n - n / 5);
+        /* more items after the drain, numbered on */
+        for (uint64_t i = n; i < 2 * n; i++) {
+            struct item *it = pool_get(p);
+            ck_assert_ptr_nonnull(it);
+            *it = (struct item){.seq = i, .value = i, .needs_work = true, .alloc = it->alloc};
+            pool_put(p, it, true);
+        }
+        ck_assert_int_eq(pool_drain(p), 0);
+        ck_assert_uint_eq(c.emitted, 2 * n);
+        ck_assert_int_eq(pool_close(p, false), 0);
+        pool_free(p, item_free);
+        ck_assert(c.order_ok);
+        ck_assert(c.work_ok);
+    }
+    struct ctx c;
+    ctx_init(&c, 2);
+    c.fail_work_at = 100;
+    struct sp_err err = {0};
+    struct pool *p = pool_new(2, 5, sizeof(struct item), work, emit, &c, &err);
+    ck_assert_ptr_nonnull(p);
+    produce(p, 1000);
+    ck_assert_int_eq(pool_drain(p), -1);
+    ck_assert_int_eq(pool_close(p, false), -1);
+    pool_free(p, item_free);
+}
+END_TEST
+
 START_TEST(worker_failure_stops_pipeline)
 {
     for (unsigned w = 1; w <= 4; w++) {
@@ -194,6 +237,7 @@ int main(void)
     TCase *t = tcase_create("core");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, order_many_small_jobs);
+    tcase_add_test(t, drain_waits_and_keeps_the_pool);
     tcase_add_test(t, worker_failure_stops_pipeline);
     tcase_add_test(t, writer_failure_stops_pipeline);
     tcase_add_test(t, producer_abort);
