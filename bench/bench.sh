@@ -398,6 +398,10 @@ busy_ticks() {
   echo $((u + n + s + q + sq + st))
 }
 clk_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# median V...: the median of the numbers (the lower middle one of an even count)
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
 # run_one TOOL IMG OUT: sets r_status (ok|timeout|failed) r_time (s) r_rss (KiB)
 # r_other (cores used by others during the run, '' if unknown) r_err
 run_one() {
@@ -537,8 +541,7 @@ for img in "${images[@]}"; do
         rm -f "$o"
       fi
     done
-    # median time of the runs
-    tm=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    tm=$(median "${times[@]}")
     say "$img: $t: $st, $tm s${err:+ ($err)}"
     if [[ $st == ok ]]; then bytes=$(stat -c %s "$out"); fi
     res_status[$img,$t]=$st res_time[$img,$t]=$tm res_rss[$img,$t]=$rssmax res_bytes[$img,$t]=$bytes res_other[$img,$t]=$othmax
@@ -868,14 +871,20 @@ est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
   # as the compression section: the image in the page cache (the restore
   # section has pushed it out since)
   [[ $img == zeros-sparse ]] || cat -- "$path" >/dev/null
-  idle
-  say "$img: spigz --estimate -$lv"
-  run_cmd "$run/est.kv" "$SPIGZ" --estimate -p "$threads" "-$lv" --format=kv "$path"
-  if [[ $r_status != ok ]]; then
-    erows+=("$img	-$lv	$actual	$r_status	-	-	-	-	-")
-    es_in[$img,$lv]=failed
-    return
-  fi
+  # the median of $runs runs, as the compression time it is set against
+  local k times=()
+  for ((k = 0; k < runs; k++)); do
+    idle
+    say "$img: spigz --estimate -$lv"
+    run_cmd "$run/est.kv" "$SPIGZ" --estimate -p "$threads" "-$lv" --format=kv "$path"
+    if [[ $r_status != ok ]]; then
+      erows+=("$img	-$lv	$actual	$r_status	-	-	-	-	-")
+      es_in[$img,$lv]=failed
+      return
+    fi
+    times+=("$r_time")
+  done
+  r_time=$(median "${times[@]}")
   sz=$(sed -n 's/^size=//p' "$run/est.kv") lo=$(sed -n 's/^size_low=//p' "$run/est.kv")
   hi=$(sed -n 's/^size_high=//p' "$run/est.kv")
   err=$(calc '%+.2f' "$sz" "$actual" '100 * (a - b) / b')
@@ -893,18 +902,24 @@ if ((!no_estimate && ${#images[@]})); then
   if [[ " ${images[*]} " == *" ext4-usr-dense "* ]]; then
     for lv in 1 9; do
       [[ $lv == "$level" ]] && continue
-      idle
-      say "ext4-usr-dense: spigz -$lv (for the estimate's reference)"
-      run_cmd "$outbase/est-ref.gz" "$SPIGZ" -c -p "$threads" "-$lv" "$imgdir/ext4-usr-dense.img"
+      times=()
+      cat -- "$imgdir/ext4-usr-dense.img" >/dev/null
+      for ((k = 0; k < runs; k++)); do
+        idle
+        say "ext4-usr-dense: spigz -$lv (for the estimate's reference)"
+        run_cmd "$outbase/est-ref.gz" "$SPIGZ" -c -p "$threads" "-$lv" "$imgdir/ext4-usr-dense.img"
+        [[ $r_status == ok ]] || break
+        times+=("$r_time")
+      done
       if [[ $r_status == ok ]]; then
-        est_one ext4-usr-dense "$lv" "$(stat -c %s "$outbase/est-ref.gz")" "$r_time"
+        est_one ext4-usr-dense "$lv" "$(stat -c %s "$outbase/est-ref.gz")" "$(median "${times[@]}")"
       else
         erows+=("ext4-usr-dense	-$lv	spigz $r_status	-	-	-	-	-	-")
       fi
       rm -f "$outbase/est-ref.gz"
     done
   fi
-  rep "## Estimate" "" "spigz --estimate -p $threads -LEVEL --format=kv IMG, against the size of spigz -c -p $threads -LEVEL IMG (the compression section's, or one more run at levels 1 and 9 on ext4-usr-dense); time share = estimate time / compression time." ""
+  rep "## Estimate" "" "spigz --estimate -p $threads -LEVEL --format=kv IMG, against the size of spigz -c -p $threads -LEVEL IMG (the compression section's, or $runs more runs at levels 1 and 9 on ext4-usr-dense); time share = estimate time / compression time, each the median of $runs runs." ""
   table "image	level	>actual bytes	>predicted	>error	90% interval	actual inside	time (estimate / compression)	>time share" "${erows[@]}"
   rep ""
 fi
