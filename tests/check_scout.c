@@ -80,18 +80,30 @@ static void teardown(void)
     free(want);
 }
 
+/* A scout over the file, its pages read once (the scout scans only cached
+ * pages), the reader left at 0, once it has done all it can. */
+static struct scout *idle_scout(int *fd)
+{
+    *fd = open(path, O_RDONLY);
+    ck_assert_int_ge(*fd, 0);
+    static uint8_t sink[1 << 16];
+    while (read(*fd, sink, sizeof sink) > 0)
+        continue;
+    struct scout *s = scout_start(*fd, 0, FSIZE, true);
+    ck_assert_ptr_nonnull(s);
+    uint64_t next;
+    ck_assert_uint_eq(scout_zero(s, 0, FSIZE, &next), 0); /* unit 0 holds data */
+    scout_wait_idle(s);
+    return s;
+}
+
 /* The scout, left alone with the reader at 0, marks the units from SCOUT_GAP
  * on: never one holding a byte, and (its reads all cached) every zero one
  * but the holes, which the reader skips itself. */
 START_TEST(marks_only_zero_units)
 {
-    int fd = open(path, O_RDONLY);
-    ck_assert_int_ge(fd, 0);
-    struct scout *s = scout_start(fd, 0, FSIZE, true);
-    ck_assert_ptr_nonnull(s);
-    uint64_t next;
-    ck_assert_uint_eq(scout_zero(s, 0, FSIZE, &next), 0); /* the reader is at 0 */
-    scout_wait_idle(s);
+    int fd;
+    struct scout *s = idle_scout(&fd);
     unsigned misses = scout_misses(s), marked = 0;
     for (unsigned u = 0; u <= NUNITS; u++) {
         if (scout_peek(s, u)) {
@@ -113,13 +125,9 @@ END_TEST
  * unmarked one gives 0 and where the next marked unit starts. */
 START_TEST(zero_answers)
 {
-    int fd = open(path, O_RDONLY);
-    ck_assert_int_ge(fd, 0);
-    struct scout *s = scout_start(fd, 0, FSIZE, true);
-    ck_assert_ptr_nonnull(s);
+    int fd;
+    struct scout *s = idle_scout(&fd);
     uint64_t next;
-    scout_zero(s, 0, FSIZE, &next);
-    scout_wait_idle(s);
     ck_assert_msg(scout_peek(s, 45), "unit 45 (zero, past the gap) not marked");
     ck_assert_msg(!scout_peek(s, 41), "unit 41 holds a byte");
     /* Units 43..60 are marked zero (42 holds a byte): from inside 43 the
