@@ -820,14 +820,16 @@ static uint64_t est_draw(const struct est *e, const struct est_chunk *c)
     return est_mix(e->o->seed ^ est_mix(c->off));
 }
 
-/* Proxied chunks in the order of their proxy's ratio (then position). */
-static const struct est *est_sort_ctx; /* qsort has no context argument */
-static int est_cmp_ratio(const void *a, const void *b)
+/* A proxied chunk by its proxy's ratio, then its position. */
+struct est_rank {
+    double ratio;
+    size_t idx;
+};
+
+static int est_cmp_rank(const void *a, const void *b)
 {
-    const struct est_px *p = est_sort_ctx->px;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    double ri = p[i].x / p[i].len, rj = p[j].x / p[j].len;
-    return ri < rj ? -1 : ri > rj ? 1 : (i > j) - (i < j);
+    const struct est_rank *x = a, *y = b;
+    return x->ratio < y->ratio ? -1 : x->ratio > y->ratio ? 1 : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 /* Which chunks calibrate: the proxied chunks sorted by their proxy's ratio
@@ -838,23 +840,23 @@ static int est_cmp_ratio(const void *a, const void *b)
  * proxy is in (pool_drain). */
 static int est_choose_cal(struct est *e, bool *cal)
 {
-    size_t *ix = malloc((e->nch + 1) * sizeof *ix), n = 0;
-    if (ix == NULL)
+    struct est_rank *rk = malloc((e->nch + 1) * sizeof *rk);
+    size_t n = 0;
+    if (rk == NULL)
         return est_nomem(e);
     for (size_t i = 0; i < e->nch; i++)
         if (e->ch[i].len > EST_NPIECE * EST_PIECE && i < e->px_cap && e->px[i].len != 0)
-            ix[n++] = i;
-    est_sort_ctx = e;
-    qsort(ix, n, sizeof *ix, est_cmp_ratio);
+            rk[n++] = (struct est_rank){e->px[i].x / e->px[i].len, i};
+    qsort(rk, n, sizeof *rk, est_cmp_rank);
     size_t k = n < EST_CAL ? n : EST_CAL;
     for (size_t s = 0; s < k; s++) {
         size_t lo = s * n / k, hi = (s + 1) * n / k, best = lo;
         for (size_t j = lo + 1; j < hi; j++)
-            if (est_draw(e, &e->ch[ix[j]]) < est_draw(e, &e->ch[ix[best]]))
+            if (est_draw(e, &e->ch[rk[j].idx]) < est_draw(e, &e->ch[rk[best].idx]))
                 best = j;
-        cal[ix[best]] = true;
+        cal[rk[best].idx] = true;
     }
-    free(ix);
+    free(rk);
     return 0;
 }
 
