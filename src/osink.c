@@ -282,16 +282,25 @@ int osink_finish(struct osink *o, uint64_t total)
         return -1;
     if (o->sequential)
         total = o->pos; /* what was output */
-    if (o->fd < 0 || !o->sparse)
+    if (o->fd < 0)
         return 0;
-    if (o->skipped > 0 && lseek(o->fd, (off_t)o->skipped, SEEK_CUR) < 0)
+    if (o->sparse) {
+        if (o->skipped > 0 && lseek(o->fd, (off_t)o->skipped, SEEK_CUR) < 0)
+            return osink_fail(o, errno, "seek error");
+        o->skipped = 0;
+        struct stat st;
+        if (fstat(o->fd, &st) != 0)
+            return osink_fail(o, errno, "cannot stat output");
+        if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < o->base + total &&
+            ftruncate(o->fd, (off_t)(o->base + total)) != 0)
+            return osink_fail(o, errno, "cannot set the output size");
+    }
+    /* Positioned writes do not move the file offset: leave it just past the
+     * output, where a sequential writer would have left it, so that what the
+     * shell or the next input writes to the same descriptor follows it
+     * (`spigz -dc a.gz b.gz > out`, `(spigz -dc x.gz; printf T) > out`). */
+    if (o->seekable && !o->sequential &&
+        lseek(o->fd, (off_t)(o->base + total), SEEK_SET) < 0)
         return osink_fail(o, errno, "seek error");
-    o->skipped = 0;
-    struct stat st;
-    if (fstat(o->fd, &st) != 0)
-        return osink_fail(o, errno, "cannot stat output");
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < o->base + total &&
-        ftruncate(o->fd, (off_t)(o->base + total)) != 0)
-        return osink_fail(o, errno, "cannot set the output size");
     return 0;
 }

@@ -67,8 +67,9 @@ int osink_pwrite(const struct osink *o, uint64_t off, const uint8_t *p, size_t n
 int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_acc *acc);
 
 /* The output is `total` bytes long (sequential: what was output, whatever
- * total says): seek over pending holes, set the size of a sparse file.
- * Returns 0 or -1. */
+ * total says): seek over pending holes, set the size of a sparse file, and
+ * leave the file offset at base + total, as sequential writes would have
+ * (positioned writes never move it).  Returns 0 or -1. */
 int osink_finish(struct osink *o, uint64_t total);
 
 #endif
