@@ -205,7 +205,7 @@ static void build_fancy(struct variant *v, const struct variant *v0)
     memcpy(v->member.p, h, hn);
     memcpy(v->member.p + hn, v0->member.p + x.header_len, body);
 
-    struct idx_w *w = idx_w_new(&err);
+    struct idx_w *w = idx_w_new(false, &err);
     CHECK(w != NULL);
     for (uint64_t k = 0; k < x.n; k++)
         CHECK(idx_w_add(w, x.p[k].data, x.p[k + 1].uoff - x.p[k].uoff,

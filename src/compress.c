@@ -264,7 +264,8 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     }
     if (cmp_engines(c, err) != 0)
         goto done;
-    if (opts->index && (c->idx = idx_w_new(err)) == NULL)
+    if (opts->index &&
+        (c->idx = idx_w_new(idx_w_may_spill(in.size_known, in.size), err)) == NULL)
         goto done;
 
     size_t namelen = opts->name != NULL ? strlen(opts->name) : 0;

@@ -1,6 +1,7 @@
 /* idx.c — see idx.h and doc/FORMAT.md. */
 #include "idx.h"
 #include "crcz.h"
+#include "zrun.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,41 @@ struct idx_w {
     struct sp_err err;
 };
 
-struct idx_w *idx_w_new(struct sp_err *err)
+/* Where the spill file goes: $TMPDIR, or /tmp. */
+static const char *idx_tmpdir(void)
+{
+    const char *dir = getenv("TMPDIR");
+    return dir == NULL || dir[0] == '\0' ? "/tmp" : dir;
+}
+
+static int idx_tmpfile(void);
+
+/* Create the spill file now and write a block to it, so that a missing,
+ * unwritable or full temporary directory is an error at the start, naming
+ * the directory, not after hours of compression. */
+static int idx_w_open_spill(struct idx_w *w, struct sp_err *err)
+{
+    static const uint8_t probe[4096];
+    w->spill = idx_tmpfile();
+    if (w->spill < 0) {
+        sp_err_set(err, SP_ERR_SYS, errno, "cannot create a temporary file for the index in %s",
+                   idx_tmpdir());
+        return -1;
+    }
+    ssize_t r;
+    do
+        r = write(w->spill, probe, sizeof probe);
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof probe || ftruncate(w->spill, 0) != 0 ||
+        lseek(w->spill, 0, SEEK_SET) != 0) {
+        sp_err_set(err, SP_ERR_SYS, r < 0 ? errno : ENOSPC,
+                   "cannot write a temporary file for the index in %s", idx_tmpdir());
+        return -1;
+    }
+    return 0;
+}
+
+struct idx_w *idx_w_new(bool may_spill, struct sp_err *err)
 {
     struct idx_w *w = calloc(1, sizeof *w);
     if (w != NULL)
@@ -56,7 +91,18 @@ struct idx_w *idx_w_new(struct sp_err *err)
         return NULL;
     }
     w->spill = -1;
+    if (may_spill && idx_w_open_spill(w, err) != 0) {
+        idx_w_free(w);
+        return NULL;
+    }
     return w;
+}
+
+bool idx_w_may_spill(bool size_known, uint64_t size)
+{
+    /* A piece holds at least one 4 KiB block but the last of a stretch, and
+     * a record takes at most IDX_REC_MAX bytes. */
+    return !size_known || size / 4096 + 2 > IDX_SPILL / IDX_REC_MAX;
 }
 
 static size_t idx_leb(uint8_t *p, uint64_t v)
@@ -75,17 +121,18 @@ static size_t idx_leb(uint8_t *p, uint64_t v)
 /* An unnamed file in $TMPDIR (or /tmp) for records beyond IDX_SPILL. */
 static int idx_tmpfile(void)
 {
-    const char *dir = getenv("TMPDIR");
-    if (dir == NULL || dir[0] == '\0')
-        dir = "/tmp";
+    const char *dir = idx_tmpdir();
     int fd = -1;
 #ifdef O_TMPFILE
     fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
         return fd;
 #endif
     char path[4096];
-    snprintf(path, sizeof path, "%s/spigz-index-XXXXXX", dir);
+    if (snprintf(path, sizeof path, "%s/spigz-index-XXXXXX", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     fd = mkstemp(path);
     if (fd >= 0)
         unlink(path);
@@ -109,11 +156,13 @@ static int idx_write_all(int fd, const uint8_t *p, size_t n)
 static int idx_w_spill(struct idx_w *w)
 {
     if (w->spill < 0 && (w->spill = idx_tmpfile()) < 0) {
-        sp_err_set(&w->err, SP_ERR_WRITE, errno, "cannot create a temporary file for the index");
+        sp_err_set(&w->err, SP_ERR_SYS, errno, "cannot create a temporary file for the index in %s",
+                   idx_tmpdir());
         return -1;
     }
     if (idx_write_all(w->spill, w->buf, w->len) != 0) {
-        sp_err_set(&w->err, SP_ERR_WRITE, errno, "cannot write the index's temporary file");
+        sp_err_set(&w->err, SP_ERR_SYS, errno, "cannot write the index's temporary file in %s",
+                   idx_tmpdir());
         return -1;
     }
     w->spilled += w->len;
@@ -199,6 +248,8 @@ int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_l
             if (w->spilled - off - k < want)
                 want = (size_t)(w->spilled - off - k);
             ssize_t r = pread(w->spill, chunk + k, want, (off_t)(off + k));
+            if (r < 0 && errno == EINTR)
+                continue;
             if (r <= 0) {
                 sp_err_set(&o->err, SP_ERR_WRITE, r < 0 ? errno : EIO,
                            "cannot read the index's temporary file");
@@ -260,7 +311,10 @@ static int idx_rd_getc(void *ctx)
         if (r->off >= r->end)
             return -1;
         size_t n = r->end - r->off < sizeof r->buf ? (size_t)(r->end - r->off) : sizeof r->buf;
-        ssize_t got = pread(r->fd, r->buf, n, (off_t)r->off);
+        ssize_t got;
+        do
+            got = pread(r->fd, r->buf, n, (off_t)r->off);
+        while (got < 0 && errno == EINTR);
         if (got <= 0) {
             r->failed = got < 0;
             return got < 0 ? -2 : -1;
@@ -316,6 +370,21 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
         return 0;
     if (ulen == 0 || ulen > IDX_PIECE_MAX || clen == 0 || clen > IDX_PIECE_MAX) {
         s->why = "a piece length is out of range";
+        return -1;
+    }
+    /* Cheap checks that pin each length to its bytes as far as the index
+     * alone can (FORMAT.md section 4, check 5): a zero piece's encoding is a
+     * function of its length; a data piece cannot expand beyond deflate's
+     * 1032:1 (a 258-byte match costs at least 2 bits). */
+    if (!data) {
+        struct zrun z;
+        zrun_encode(ulen, &z);
+        if (zrun_size(&z) != clen) {
+            s->why = "a zero piece's length does not match its encoding";
+            return -1;
+        }
+    } else if (ulen / 1032 >= clen) {
+        s->why = "a data piece expands beyond deflate's limit";
         return -1;
     }
     if (s->k >= s->x->n) {

@@ -3,8 +3,8 @@
  * Writing: the compressor's writer thread records every piece it emits
  * (idx_w_add) and, after the data member's trailer, writes the index members
  * and the 78-byte footer (idx_w_finish).  Records are ~10 bytes per piece,
- * kept in memory up to IDX_SPILL bytes and then in an unnamed temporary file,
- * so memory stays bounded for any input size.
+ * kept in memory up to IDX_SPILL bytes and then in an unnamed temporary file
+ * in $TMPDIR (or /tmp), so memory stays bounded for any input size.
  *
  * Reading: idx_load() finds the footer at the end of a seekable file and
  * validates everything FORMAT.md section 4 lists (checks 1-6) before
@@ -34,7 +34,13 @@
 
 struct idx_w;
 
-struct idx_w *idx_w_new(struct sp_err *err);
+/* may_spill: the records might outgrow IDX_SPILL (idx_w_may_spill), so the
+ * temporary file is created, and written to once, now: a missing or full
+ * temporary directory fails here, named in the message. */
+struct idx_w *idx_w_new(bool may_spill, struct sp_err *err);
+
+/* Whether an input of that size (or of unknown size) can need the spill. */
+bool idx_w_may_spill(bool size_known, uint64_t size);
 
 /* Record the next piece: data (with the CRC-32 of its bytes) or zero.
  * Returns 0, or -1 with *err set (the temporary file failed). */

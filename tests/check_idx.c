@@ -544,7 +544,9 @@ static void fake_records(struct fake *fk, size_t n)
             fk->crc = (uint32_t)crc32_combine(fk->crc, r->crc, (z_off_t)r->ulen);
         } else {
             r->ulen = 1 + rnd() % 5000;
-            r->clen = 1 + rnd() % 3;
+            struct zrun z; /* the index checks a zero piece's length */
+            zrun_encode(r->ulen, &z);
+            r->clen = zrun_size(&z);
             fk->crc = (uint32_t)crc32_combine(fk->crc, crc_zeros(r->ulen), (z_off_t)r->ulen);
         }
         fk->clen_sum += r->clen;
@@ -571,7 +573,7 @@ START_TEST(spill_to_temporary_file)
     fake_records(&fk, 2200000); /* ~10 MB of records, more than IDX_SPILL */
     fake_member(&fk);
     struct sp_err err = {0};
-    struct idx_w *w = idx_w_new(&err);
+    struct idx_w *w = idx_w_new(false, &err);
     ck_assert_ptr_nonnull(w);
     for (size_t k = 0; k < fk.n; k++)
         ck_assert_int_eq(idx_w_add(w, fk.r[k].data, fk.r[k].ulen, fk.r[k].clen, fk.r[k].crc,
@@ -623,22 +625,30 @@ END_TEST
 
 START_TEST(spill_failure_is_reported)
 {
-    /* no temporary file can be made: the spill fails, and says so */
+    /* no temporary file can be made: when the spill may be needed, idx_w_new
+     * fails at once, naming the directory */
     setenv("TMPDIR", "/nonexistent/spigz-check", 1);
     struct sp_err err = {0};
-    struct idx_w *w = idx_w_new(&err);
+    ck_assert_ptr_null(idx_w_new(true, &err));
+    ck_assert_int_eq(err.kind, SP_ERR_SYS);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/spigz-check"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "No such file"));
+    /* when it was not foreseen, the spill fails when it comes, and says so */
+    memset(&err, 0, sizeof err);
+    struct idx_w *w = idx_w_new(false, &err);
     ck_assert_ptr_nonnull(w);
     int rc = 0;
     for (size_t k = 0; k < 3000000 && rc == 0; k++)
         rc = idx_w_add(w, true, 1, 1, 0, &err);
     ck_assert_int_eq(rc, -1);
-    ck_assert_int_eq(err.kind, SP_ERR_WRITE);
-    ck_assert_int_ne(err.msg[0], 0);
+    ck_assert_int_eq(err.kind, SP_ERR_SYS);
+    ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/spigz-check"));
     static struct out o;
     out_init(&o, -1);
     ck_assert_int_eq(idx_w_finish(w, &o, 0, 20, 10), -1);
-    ck_assert_int_eq(o.err.kind, SP_ERR_WRITE);
+    ck_assert_int_eq(o.err.kind, SP_ERR_SYS);
     idx_w_free(w);
+    unsetenv("TMPDIR");
 }
 END_TEST
 
@@ -732,6 +742,21 @@ END_TEST
 
 /* A payload edited by hand: the footer and payload CRCs are right, so only
  * the record checks can reject it. */
+/* Rejected, for the reason that holds `why_part`. */
+static void expect_reject_why(const struct sample *s, const uint8_t *pay, size_t plen,
+                              uint64_t pieces, const char *why_part)
+{
+    struct buf t = tail_of(pay, plen, IDX_MEMBER_MAX, s->r.total, s->r.data_len,
+                           s->r.header_len, pieces);
+    struct buf f = concat(s->member.p, s->member.n, t.p, t.n);
+    struct idx x;
+    char why[160];
+    ck_assert_msg(load_buf(f.p, f.n, 0, &x, why, sizeof why) == 0, "%s: accepted", why_part);
+    ck_assert_msg(strstr(why, why_part) != NULL, "rejected for '%s', not '%s'", why, why_part);
+    free(f.p);
+    free(t.p);
+}
+
 static void expect_reject_payload(const struct sample *s, const uint8_t *pay, size_t plen,
                                   uint64_t pieces, const char *what)
 {
@@ -819,6 +844,25 @@ START_TEST(bad_records_are_rejected)
     expect_reject_payload(&s, b.p, b.n, s.r.n, "clen 2^40 + 1");
     free(b.p);
 
+    /* a zero piece whose clen is not its canonical encoding's, the sums kept
+     * right by the next piece; a data piece claiming more than 1032:1 */
+    for (size_t k = 0; k < 2; k++) {
+        memcpy(r, s.r.r, s.r.n * sizeof *r);
+        size_t i = 0;
+        while (i + 1 < s.r.n && r[i].data != (k == 1))
+            i++;
+        ck_assert(r[i].data == (k == 1) && i + 1 < s.r.n);
+        if (k == 0) {
+            r[i].clen += 1;
+            r[i + 1].clen -= 1;
+        } else { /* records are checked one by one, before the sums */
+            r[i].ulen = r[i].clen * 1032;
+        }
+        b = payload_of(r, s.r.n);
+        expect_reject_why(&s, b.p, b.n, s.r.n, k == 0 ? "encoding" : "deflate's limit");
+        free(b.p);
+    }
+
     /* boundaries moved between two pieces: sums right, CRCs not */
     memcpy(r, s.r.r, s.r.n * sizeof *r);
     r[0].clen += 1;
@@ -869,7 +913,10 @@ START_TEST(largest_piece)
 {
     /* one zero piece of 2^40 bytes is within the limits; 2^40 + 1 is not */
     for (int over = 0; over <= 1; over++) {
-        uint64_t ulen = IDX_PIECE_MAX + (uint64_t)over, clen = 1000;
+        uint64_t ulen = IDX_PIECE_MAX + (uint64_t)over;
+        struct zrun zr; /* the index checks a zero piece's length against it */
+        zrun_encode(ulen, &zr);
+        uint64_t clen = zrun_size(&zr); /* about 1 GB: the file is sparse */
         uint32_t z = (uint32_t)crc32(0, (const uint8_t *)"", 1); /* 1 zero */
         uint32_t crc = z;
         for (int i = 0; i < 40; i++) /* crc of 2^i zeros, doubled */
@@ -880,16 +927,19 @@ START_TEST(largest_piece)
         struct buf pay = payload_of(&r, 1);
         uint64_t data_len = 20 + clen;
         struct buf t = tail_of(pay.p, pay.n, IDX_MEMBER_MAX, ulen, data_len, 10, 1);
-        uint8_t *f = calloc(1, data_len + t.n);
         static const uint8_t h[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-        memcpy(f, h, 10);
-        f[10 + clen] = 3;
-        put_le(f + 12 + clen, crc, 4);
-        put_le(f + 16 + clen, ulen, 4);
-        memcpy(f + data_len, t.p, t.n);
+        uint8_t e[10] = {3, 0};
+        put_le(e + 2, crc, 4);
+        put_le(e + 6, ulen, 4);
+        int fd = tmpfile_fd();
+        pwrite_all(fd, h, 10, 0);
+        pwrite_all(fd, e, 10, 10 + clen);
+        pwrite_all(fd, t.p, t.n, data_len);
         struct idx x;
         char why[160];
-        int rc = load_buf(f, data_len + t.n, 0, &x, why, sizeof why);
+        struct sp_err err = {0};
+        int rc = idx_load(fd, 0, data_len + t.n, &x, why, sizeof why, &err);
+        close(fd);
         if (over) {
             ck_assert_int_eq(rc, 0);
             ck_assert_int_ne(why[0], 0);
@@ -901,7 +951,6 @@ START_TEST(largest_piece)
             ck_assert_uint_eq(x.max_ulen, 0); /* data pieces only */
             idx_free(&x);
         }
-        free(f);
         free(t.p);
         free(pay.p);
     }
