@@ -99,6 +99,8 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     }
     if (st->trailing_garbage)
         cli_warn(c, "%s: decompression OK, trailing garbage ignored", j->in_name);
+    else if (st->trailing_zeros && c->verbose) /* gzip: a warning only with -v */
+        cli_warn(c, "%s: decompression OK, trailing zero bytes ignored", j->in_name);
     return 0;
 }
 

@@ -3,28 +3,55 @@
 #include "engine.h"
 #include "idx.h"
 #include "pool.h"
+#include "scan.h"
 #include "splice.h"
 #include "unz.h"
 #include "zrun.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The largest data piece the indexed path takes (decoded and compressed);
- * bigger ones, which no spigz writes by default, go the sequential way. */
-#define DEC_PIECE_LIMIT ((uint64_t)1 << 30)
+/* Memory.  A file's pieces are as large as whoever made it chose, so the
+ * indexed path holds at most DEC_BUDGET bytes of piece buffers at once,
+ * whatever the file: the pipeline's depth is cut to fit its largest data
+ * piece (compressed + decoded) into it, at least 2 (one being decoded, one
+ * being read).  Data pieces over DEC_PIECE_LIMIT either way (spigz writes 1
+ * MiB; -b allows up to 512 MiB) are not taken in memory at all: such a file
+ * is decoded sequentially, in 1 MiB buffers.  Zero pieces take no buffer:
+ * their bytes are checked in DEC_SCRATCH steps. */
+#define DEC_BUDGET ((uint64_t)256 << 20)
+#define DEC_PIECE_LIMIT ((uint64_t)64 << 20)
+#define DEC_SCRATCH ((size_t)256 << 10)
 #define DEC_ZERO_STEP ((uint64_t)16 << 20) /* see dec_emit_zeros() */
 
 /* One pipeline item: a piece, or the part of it a range needs. */
 struct dec_item {
     uint64_t k;              /* piece number */
     uint64_t skip, len;      /* the slice of the piece's content to output */
-    uint8_t *in, *out;
+    uint8_t *in, *out;       /* data pieces: compressed bytes + 03 00, decoded */
     size_t in_cap, out_cap, in_len;
+};
+
+/* Pieces are placed in a seekable output only once every piece before them
+ * has passed its check: a piece's offset is the sum of the lengths the index
+ * claims for the pieces before it, and only their checks prove those.  So a
+ * byte placed is always the byte gunzip writes there, even when a later
+ * piece shows the index wrong.  `vnext` is the first piece not yet checked;
+ * `vring` marks the checked pieces after it (slot k % depth holds k + 1);
+ * at most `depth` pieces are in the pipeline, so the ring never wraps onto
+ * a live slot. */
+struct dec_order {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t vnext;
+    uint64_t *vring;
+    unsigned depth;
+    bool stop;               /* a piece failed, or the run is stopping */
 };
 
 struct dec_ctx {
@@ -33,10 +60,12 @@ struct dec_ctx {
     struct osink *out;
     uint64_t out_origin;     /* content offset of output byte 0 */
     struct eng_dec **decs;   /* one per worker */
+    uint8_t **scratch;       /* one per worker: zero pieces' bytes */
     struct sp_err *werr;     /* one per worker */
     struct osink_acc *acc;   /* one per worker: positioned writes */
     uint64_t *bad;           /* one per worker: offset of a piece that failed
                                 its check, UINT64_MAX if none */
+    struct dec_order ord;
     struct sp_err perr;      /* producer */
     struct sp_err oerr;      /* writer */
     uint64_t written;        /* content bytes output */
@@ -54,23 +83,79 @@ static uint64_t dec_clen(const struct idx *x, uint64_t k)
     return x->p[k + 1].coff - x->p[k].coff;
 }
 
+static uint64_t dec_file_off(const struct idx *x, uint64_t k)
+{
+    return x->base + x->header_len + x->p[k].coff;
+}
+
+/* pread exactly n bytes.  0, or -1 with *e set: a read error, or the file
+ * ended early (it shrank since the index was read). */
+static int dec_pread(int fd, uint8_t *p, size_t n, uint64_t off, struct sp_err *e)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            sp_err_set(e, SP_ERR_READ, errno, "read error");
+            return -1;
+        }
+        if (r == 0) {
+            sp_err_set(e, SP_ERR_DATA, 0, "unexpected end of file");
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
 /* ---- workers: check and decode a piece ---- */
 
-/* A zero piece must be byte for byte the canonical encoding of its length. */
-static bool dec_zero_ok(const struct dec_item *it, uint64_t ulen)
+/* Compare p[0..n), at offset `at` of a zero piece's encoding z of clen
+ * bytes, with what the encoding holds there. */
+static bool dec_zero_span_ok(const struct zrun *z, uint64_t clen, uint64_t at,
+                             const uint8_t *p, size_t n)
+{
+    uint64_t tail_at = clen - z->tail_len;
+    for (size_t j = 0; j < n;) {
+        uint64_t i = at + j;
+        if (i < z->head_len) {
+            if (p[j++] != z->head[i])
+                return false;
+        } else if (i >= tail_at) {
+            if (p[j++] != z->tail[i - tail_at])
+                return false;
+        } else { /* the middle: zero bytes up to the tail */
+            size_t m = tail_at - i < n - j ? (size_t)(tail_at - i) : n - j;
+            if (!scan_is_zero(p + j, m))
+                return false;
+            j += m;
+        }
+    }
+    return true;
+}
+
+/* A zero piece must be byte for byte the canonical encoding of its length.
+ * Read and compared in scratch-sized steps: no buffer as large as the
+ * piece.  1 ok, 0 not, -1 read error (*e set). */
+static int dec_zero_ok(struct dec_ctx *c, uint64_t k, uint8_t *buf, struct sp_err *e)
 {
     struct zrun z;
-    zrun_encode(ulen, &z);
-    size_t clen = it->in_len - 2;
+    zrun_encode(dec_ulen(c->x, k), &z);
+    uint64_t clen = dec_clen(c->x, k), off = dec_file_off(c->x, k);
     if (clen != zrun_size(&z))
-        return false;
-    const uint8_t *p = it->in;
-    if (memcmp(p, z.head, z.head_len) != 0 ||
-        memcmp(p + clen - z.tail_len, z.tail, z.tail_len) != 0)
-        return false;
-    const uint8_t *mid = p + z.head_len;
-    uint64_t n = z.zeros;
-    return n == 0 || (mid[0] == 0 && memcmp(mid, mid + 1, (size_t)n - 1) == 0);
+        return 0;
+    for (uint64_t i = 0; i < clen;) {
+        size_t n = clen - i < DEC_SCRATCH ? (size_t)(clen - i) : DEC_SCRATCH;
+        if (dec_pread(c->fd, buf, n, off + i, e) != 0)
+            return -1;
+        if (!dec_zero_span_ok(&z, clen, i, buf, n))
+            return 0;
+        i += n;
+    }
+    return 1;
 }
 
 /* A data piece: complete non-final blocks ending exactly at its last byte
@@ -85,6 +170,32 @@ static bool dec_data_ok(struct dec_ctx *c, struct dec_item *it, unsigned worker)
     if (eng_dec_exact(c->decs[worker], it->in, it->in_len, it->out, (size_t)ulen) != 0)
         return false;
     return eng_crc32(0, it->out, (size_t)ulen) == x->p[it->k].crc;
+}
+
+static void dec_stop(struct dec_order *d)
+{
+    pthread_mutex_lock(&d->mu);
+    d->stop = true;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Piece k passed its check: wait until every piece before it has too.
+ * True when they have; false when the run stopped first.  Never waits on a
+ * piece no worker holds: workers take pieces in order, and a check never
+ * waits for anything. */
+static bool dec_checked(struct dec_order *d, uint64_t k)
+{
+    pthread_mutex_lock(&d->mu);
+    d->vring[k % d->depth] = k + 1;
+    while (d->vring[d->vnext % d->depth] == d->vnext + 1)
+        d->vnext++;
+    pthread_cond_broadcast(&d->cv);
+    while (d->vnext <= k && !d->stop)
+        pthread_cond_wait(&d->cv, &d->mu);
+    bool ok = d->vnext > k;
+    pthread_mutex_unlock(&d->mu);
+    return ok;
 }
 
 /* A seekable output is written by the workers themselves, at the piece's
@@ -106,15 +217,27 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
     struct dec_ctx *c = vctx;
     struct dec_item *it = vitem;
     const struct idx_piece *pc = &c->x->p[it->k];
-    bool ok = pc->data ? dec_data_ok(c, it, worker) : dec_zero_ok(it, dec_ulen(c->x, it->k));
-    if (!ok) {
+    int ok = pc->data ? dec_data_ok(c, it, worker)
+                      : dec_zero_ok(c, it->k, c->scratch[worker], &c->werr[worker]);
+    if (ok == 0) {
         /* The index lies about this piece (or its bytes are damaged, which
          * the sequential decode will tell): not an error of ours yet. */
         if (pc->uoff < c->bad[worker])
             c->bad[worker] = pc->uoff;
+    }
+    if (ok != 1) {
+        dec_stop(&c->ord);
         return -1;
     }
-    return c->out->seekable ? dec_place(c, it, worker) : 0;
+    if (!c->out->seekable)
+        return 0; /* the writer emits it in order */
+    if (!dec_checked(&c->ord, it->k))
+        return -1;
+    if (dec_place(c, it, worker) != 0) {
+        dec_stop(&c->ord);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- writer: a stream output gets the slices in order ---- */
@@ -177,39 +300,31 @@ static int dec_grow(uint8_t **p, size_t *cap, size_t need)
     return 0;
 }
 
+/* A data piece's compressed bytes, closed by an empty final block.  Zero
+ * pieces are read by the worker that checks them. */
 static int dec_read_piece(struct dec_ctx *c, struct dec_item *it)
 {
     const struct idx *x = c->x;
+    it->in_len = 0;
+    if (!x->p[it->k].data)
+        return 0;
     size_t clen = (size_t)dec_clen(x, it->k);
-    bool data = x->p[it->k].data;
     if (dec_grow(&it->in, &it->in_cap, clen + 2) != 0 ||
-        (data && dec_grow(&it->out, &it->out_cap, (size_t)dec_ulen(x, it->k)) != 0)) {
+        dec_grow(&it->out, &it->out_cap, (size_t)dec_ulen(x, it->k)) != 0) {
         sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
         return -1;
     }
-    uint64_t off = x->base + x->header_len + x->p[it->k].coff;
-    for (size_t got = 0; got < clen;) {
-        ssize_t r = pread(c->fd, it->in + got, clen - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            sp_err_set(&c->perr, r < 0 ? SP_ERR_READ : SP_ERR_DATA, r < 0 ? errno : 0,
-                       r < 0 ? "read error" : "unexpected end of file");
-            return -1;
-        }
-        got += (size_t)r;
-    }
+    if (dec_pread(c->fd, it->in, clen, dec_file_off(x, it->k), &c->perr) != 0)
+        return -1;
     it->in[clen] = 0x03; /* an empty final block closes the piece */
     it->in[clen + 1] = 0x00;
     it->in_len = clen + 2;
     return 0;
 }
 
-/* The pieces overlapping [from, to), in order. */
-static int dec_feed(struct dec_ctx *c, struct pool *pool, uint64_t from, uint64_t to)
+/* The first piece ending after content offset `from`. */
+static uint64_t dec_find(const struct idx *x, uint64_t from)
 {
-    const struct idx *x = c->x;
-    /* Binary search for the first piece ending after `from`. */
     uint64_t lo = 0, hi = x->n;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
@@ -218,7 +333,15 @@ static int dec_feed(struct dec_ctx *c, struct pool *pool, uint64_t from, uint64_
         else
             hi = mid;
     }
-    for (uint64_t k = lo; k < x->n && x->p[k].uoff < to; k++) {
+    return lo;
+}
+
+/* The pieces overlapping [from, to), in order, from piece `first`. */
+static int dec_feed(struct dec_ctx *c, struct pool *pool, uint64_t first, uint64_t from,
+                    uint64_t to)
+{
+    const struct idx *x = c->x;
+    for (uint64_t k = first; k < x->n && x->p[k].uoff < to; k++) {
         struct dec_item *it = pool_get(pool);
         if (it == NULL)
             return -1;
@@ -233,22 +356,63 @@ static int dec_feed(struct dec_ctx *c, struct pool *pool, uint64_t from, uint64_
     return 0;
 }
 
-static int dec_workers(struct dec_ctx *c, unsigned n, struct sp_err *err)
+/* The pipeline's depth: 2p + 2 (p decoding, p waiting, one being read, one
+ * being written), less when the largest data piece would not fit the
+ * budget that many times. */
+static unsigned dec_depth(const struct idx *x, unsigned threads)
+{
+    uint64_t item = x->max_ulen + x->max_clen + 2;
+    uint64_t fit = DEC_BUDGET / item;
+    uint64_t want = 2 * (uint64_t)threads + 2;
+    return (unsigned)(fit < 2 ? 2 : fit < want ? fit : want);
+}
+
+static int dec_workers(struct dec_ctx *c, unsigned n, unsigned depth, uint64_t first,
+                       struct sp_err *err)
 {
     c->decs = calloc(n, sizeof *c->decs);
+    c->scratch = calloc(n, sizeof *c->scratch);
     c->werr = calloc(n, sizeof *c->werr);
     c->acc = calloc(n, sizeof *c->acc);
     c->bad = malloc(n * sizeof *c->bad);
-    if (c->decs == NULL || c->werr == NULL || c->acc == NULL || c->bad == NULL) {
+    c->ord.vring = calloc(depth, sizeof *c->ord.vring);
+    c->ord.depth = depth;
+    c->ord.vnext = first;
+    if (c->decs == NULL || c->scratch == NULL || c->werr == NULL || c->acc == NULL ||
+        c->bad == NULL || c->ord.vring == NULL) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         return -1;
     }
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         c->bad[i] = UINT64_MAX;
-    for (unsigned i = 0; i < n; i++)
+        if ((c->scratch[i] = malloc(DEC_SCRATCH)) == NULL) {
+            sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+            return -1;
+        }
         if ((c->decs[i] = eng_dec_new(err)) == NULL)
             return -1;
+    }
     return 0;
+}
+
+static void dec_workers_free(struct dec_ctx *c, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (c->decs != NULL)
+            eng_dec_free(c->decs[i]);
+        if (c->scratch != NULL)
+            free(c->scratch[i]);
+        if (c->acc != NULL) {
+            c->out->written += c->acc[i].written;
+            c->out->holes += c->acc[i].holes;
+        }
+    }
+    free(c->decs);
+    free(c->scratch);
+    free(c->werr);
+    free(c->acc);
+    free(c->bad);
+    free(c->ord.vring);
 }
 
 static void dec_pick_error(struct dec_ctx *c, unsigned n, struct sp_err *err)
@@ -287,6 +451,44 @@ static uint64_t dec_first_bad(const struct dec_ctx *c, unsigned n)
     return bad;
 }
 
+/* Run the pipeline over [from, to).  0 done, -1 error (*err), 1 a piece
+ * disagreed with the index (st->index_warning says which). */
+static int dec_pipeline(struct dec_ctx *c, unsigned threads, uint64_t from, uint64_t to,
+                        struct dec_stats *st, struct sp_err *err)
+{
+    uint64_t first = dec_find(c->x, from);
+    unsigned depth = dec_depth(c->x, threads);
+    if (dec_workers(c, threads, depth, first, err) != 0)
+        return -1;
+    pthread_mutex_init(&c->ord.mu, NULL);
+    pthread_cond_init(&c->ord.cv, NULL);
+    int rc = -1;
+    struct pool *pool = pool_new(threads, depth, sizeof(struct dec_item), dec_work, dec_emit,
+                                 c, err);
+    if (pool != NULL) {
+        int fed = dec_feed(c, pool, first, from, to);
+        if (fed != 0)
+            dec_stop(&c->ord); /* no worker waits on a piece never fed */
+        int closed = pool_close(pool, fed != 0);
+        uint64_t bad = dec_first_bad(c, threads);
+        if (fed == 0 && closed == 0 && osink_finish(c->out, to - from) == 0) {
+            rc = 0;
+        } else if (fed == 0 && closed == 0) {
+            *err = c->out->err;
+        } else if (bad != UINT64_MAX && !dec_failed_otherwise(c, threads)) {
+            snprintf(st->index_warning, sizeof st->index_warning,
+                     "the piece at offset %llu does not match it", (unsigned long long)bad);
+            rc = 1;
+        } else {
+            dec_pick_error(c, threads, err);
+        }
+        pool_free(pool, dec_item_free);
+    }
+    pthread_mutex_destroy(&c->ord.mu);
+    pthread_cond_destroy(&c->ord.cv);
+    return rc;
+}
+
 /* Decode through the index.  0 done, -1 error (*err), 1 a piece disagreed
  * with the index: *emitted bytes of [from, to) went out in order (stream
  * outputs), and st->index_warning says which piece.  *counted: compressed
@@ -302,40 +504,10 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     }
     struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
                         .prog = o->progress};
-    int rc = -1;
-    struct pool *pool = NULL;
-    if (dec_workers(&c, o->threads, err) == 0)
-        pool = pool_new(o->threads, 2 * o->threads + 2, sizeof(struct dec_item),
-                        dec_work, dec_emit, &c, err);
-    if (pool != NULL) {
-        int fed = dec_feed(&c, pool, from, to);
-        int closed = pool_close(pool, fed != 0);
-        uint64_t bad = dec_first_bad(&c, o->threads);
-        if (fed == 0 && closed == 0 && osink_finish(out, to - from) == 0) {
-            rc = 0;
-        } else if (fed == 0 && closed == 0) {
-            *err = out->err;
-        } else if (bad != UINT64_MAX && !dec_failed_otherwise(&c, o->threads)) {
-            snprintf(st->index_warning, sizeof st->index_warning,
-                     "the piece at offset %llu does not match it", (unsigned long long)bad);
-            rc = 1;
-        } else {
-            dec_pick_error(&c, o->threads, err);
-        }
-        pool_free(pool, dec_item_free);
-    }
+    int rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    dec_workers_free(&c, o->threads);
     *emitted = c.written;
     *counted = c.prog_in;
-    for (unsigned i = 0; c.decs != NULL && i < o->threads; i++)
-        eng_dec_free(c.decs[i]);
-    for (unsigned i = 0; c.acc != NULL && i < o->threads; i++) {
-        out->written += c.acc[i].written;
-        out->holes += c.acc[i].holes;
-    }
-    free(c.decs);
-    free(c.werr);
-    free(c.acc);
-    free(c.bad);
     st->out_bytes = c.written;
     st->in_bytes = x->data_len + x->index_len + IDX_FOOTER_LEN;
     st->indexed = rc != 1;
@@ -355,13 +527,7 @@ static int dec_try_index(int fd, struct idx *x, uint64_t *end, char *warn, size_
     if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode) || here < 0 || here > s.st_size)
         return 0;
     *end = (uint64_t)s.st_size;
-    int r = idx_load(fd, (uint64_t)here, (uint64_t)s.st_size, x, warn, wn, err);
-    if (r == 1 && (x->max_ulen > DEC_PIECE_LIMIT || x->max_clen > DEC_PIECE_LIMIT)) {
-        snprintf(warn, wn, "pieces too large for the parallel path");
-        idx_free(x);
-        return 0;
-    }
-    return r;
+    return idx_load(fd, (uint64_t)here, (uint64_t)s.st_size, x, warn, wn, err);
 }
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
@@ -374,6 +540,13 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
                                          sizeof st->index_warning, err) : 0;
     if (r < 0)
         return -1;
+    if (r == 1 && (x.max_ulen > DEC_PIECE_LIMIT || x.max_clen > DEC_PIECE_LIMIT)) {
+        /* A valid index, but pieces too large to hold (see DEC_BUDGET): not
+         * a fault of the file, so no warning; -vv says "sequential". */
+        (void)lseek(in_fd, (off_t)x.base, SEEK_SET);
+        idx_free(&x);
+        r = 0;
+    }
     uint64_t skip = 0; /* stream output already written by the indexed path */
     uint64_t emitted = 0, counted = 0; /* by the indexed path */
     if (r == 1) {
@@ -386,11 +559,22 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
                 prog_add(o->progress, PROG_IN, end - base - counted); /* frame, index */
             return rc;
         }
-        /* The index lied: decode it all again, as any gzip file.  Pieces
-         * already placed were checked, so rewriting them is harmless; on a
+        /* The index lied: decode it all again, as any gzip file.  Only
+         * pieces whose every predecessor passed its check were placed, so
+         * what is in the output is gunzip's bytes at gunzip's offsets, and
+         * the sequential pass writes them again (a device, or a file not
+         * at its end: every byte).  A sparse file is cut back to where the
+         * output began first, so that it ends up holding exactly what the
+         * sequential decode writes, even if that decode fails early.  On a
          * stream, what went out is skipped. */
         if (lseek(in_fd, (off_t)base, SEEK_SET) < 0) {
             sp_err_set(err, SP_ERR_READ, errno, "cannot seek back to decode sequentially");
+            return -1;
+        }
+        struct stat os;
+        if (out->fd >= 0 && out->sparse && fstat(out->fd, &os) == 0 && S_ISREG(os.st_mode) &&
+            ftruncate(out->fd, (off_t)out->base) != 0) {
+            sp_err_set(err, SP_ERR_WRITE, errno, "cannot truncate the output");
             return -1;
         }
         skip = out->seekable || out->fd < 0 ? 0 : emitted;
@@ -406,6 +590,7 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     st->in_bytes = us.in_bytes;
     st->out_bytes = us.out_bytes;
     st->trailing_garbage = us.trailing_garbage;
+    st->trailing_zeros = us.trailing_zeros;
     st->have_header = us.have_header;
     st->hdr = us.first;
     return rc;

@@ -48,6 +48,7 @@ struct dec_stats {
     uint64_t out_bytes;      /* decoded content bytes */
     bool indexed;            /* decoded through the index */
     bool trailing_garbage;   /* warning: trailing garbage ignored */
+    bool trailing_zeros;     /* only zero bytes after the last member */
     char index_warning[160]; /* an index was present but not used: why */
     bool have_header;
     struct gz_info hdr;      /* the (first) member's header */

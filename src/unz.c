@@ -260,11 +260,19 @@ static int unz_trailer(struct unz_ctx *c, struct ibuf *b)
 
 /* ---- between members: GNU gzip's rules ---- */
 
-enum unz_next { UNZ_NEXT_MEMBER, UNZ_NEXT_DONE, UNZ_NEXT_GARBAGE, UNZ_NEXT_ERROR };
+enum unz_next { UNZ_NEXT_MEMBER, UNZ_NEXT_DONE, UNZ_NEXT_ZEROS, UNZ_NEXT_GARBAGE,
+                UNZ_NEXT_COPY, UNZ_NEXT_ERROR };
 
-/* After a member: another member, the end (nothing, or only zero bytes), or
- * trailing garbage.  A single non-zero byte left is a truncated magic. */
-static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b)
+static bool unz_magic(const uint8_t *p)
+{
+    return p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e);
+}
+
+/* After a member: another member, the end, only zero bytes up to the end
+ * (padding: tape blocks, dd), or trailing garbage; with -cdf anything that
+ * is not a member is copied through (zeros too, as gzip -cdf does).  A
+ * single non-zero byte left is a truncated magic. */
+static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy)
 {
     ssize_t avail = ib_need(b, 2);
     if (avail < 0)
@@ -272,21 +280,20 @@ static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b)
     if (avail == 0)
         return UNZ_NEXT_DONE;
     const uint8_t *p = b->buf + b->pos;
-    if (avail == 1) {
-        if (p[0] == 0)
-            return UNZ_NEXT_DONE;
+    if (avail >= 2 && unz_magic(p))
+        return UNZ_NEXT_MEMBER;
+    if (copy)
+        return UNZ_NEXT_COPY;
+    if (avail == 1 && p[0] != 0) {
         unz_data_error(c, "unexpected end of file");
         return UNZ_NEXT_ERROR;
     }
-    if (p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e))
-        return UNZ_NEXT_MEMBER;
-    /* Only zeros up to the end is padding (tape blocks, dd); else garbage. */
     for (;;) {
         for (; b->pos < b->len; b->pos++)
             if (b->buf[b->pos] != 0)
                 return UNZ_NEXT_GARBAGE;
         if (b->eof)
-            return UNZ_NEXT_DONE;
+            return UNZ_NEXT_ZEROS;
         if (ib_fill(b) != 0)
             return UNZ_NEXT_ERROR;
     }
@@ -327,7 +334,7 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
     if (avail < 0)
         return -1;
     const uint8_t *p = b->buf + b->pos;
-    bool magic = avail >= 2 && p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e);
+    bool magic = avail >= 2 && unz_magic(p);
     if (!magic && o->copy_non_gzip)
         return unz_copy(c, b);
     if (!magic)
@@ -347,16 +354,19 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
         }
         if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b) != 0)
             return -1;
-        switch (unz_next(c, b)) {
+        switch (unz_next(c, b, o->copy_non_gzip)) {
         case UNZ_NEXT_MEMBER:
             continue;
         case UNZ_NEXT_DONE:
             return 0;
+        case UNZ_NEXT_ZEROS:
+            st->trailing_zeros = true;
+            return 0;
         case UNZ_NEXT_GARBAGE:
-            if (o->copy_non_gzip)
-                return unz_copy(c, b);
             st->trailing_garbage = true;
             return 0;
+        case UNZ_NEXT_COPY:
+            return unz_copy(c, b);
         default:
             return -1;
         }
@@ -389,10 +399,18 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
                        unz_work, unz_emit, c, err);
     if (c->pool != NULL) {
         int fed = unz_members(c, &b, &zs, o, st);
-        if (fed == 0)
-            unz_flush(c, UNZ_DATA);
-        int closed = pool_close(c->pool, fed != 0);
-        if (fed == 0 && closed == 0 && osink_finish(out, c->total) == 0) {
+        /* What was decoded before bad or cut input still goes out, as gzip
+         * writes what it inflated before it reports the error: the items
+         * already put are worked and emitted, never dropped, so the output
+         * is the same whatever the threads' timing.  Only a failure of the
+         * pipeline itself (a write error, memory) stops it short. */
+        unz_flush(c, UNZ_DATA);
+        bool input_failed = c->perr.kind == SP_ERR_DATA || c->perr.kind == SP_ERR_READ;
+        int closed = pool_close(c->pool, fed != 0 && !input_failed);
+        /* After bad input too: zero blocks output last are still owed to a
+         * sparse file (a seek and its size), or the file would be short. */
+        int finished = closed == 0 || input_failed ? osink_finish(out, c->total) : -1;
+        if (fed == 0 && closed == 0 && finished == 0) {
             rc = 0;
         } else if (c->perr.kind != SP_OK) {
             *err = c->perr;

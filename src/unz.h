@@ -5,7 +5,9 @@
  * per member, and after the last member: trailing zero bytes ignored, other
  * trailing bytes a warning ("trailing garbage ignored"), a lone non-zero
  * byte or a cut header an error.  With copy_non_gzip (gzip -dcf), input that
- * is not gzip is copied through unchanged.
+ * is not gzip, at the start or after a member, is copied through unchanged.
+ * What was decoded before an error in the input is output before the error
+ * is returned, whatever the threads' timing (gzip does the same).
  *
  * The calling thread reads and inflates (zlib); the pool's workers compute
  * the CRC-32 of each output buffer and its writer thread writes them in order
@@ -44,6 +46,8 @@ struct unz_stats {
     uint64_t out_bytes;      /* bytes decoded */
     unsigned members;
     bool trailing_garbage;   /* warn: decompression OK, trailing garbage ignored */
+    bool trailing_zeros;     /* only zero bytes followed the last member (gzip
+                                warns about them with -v) */
     bool have_header;        /* first is valid */
     struct gz_info first;    /* header of the first member */
 };
