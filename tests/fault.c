@@ -4,6 +4,8 @@
  * signal can arrive mid-run.  Pipes and terminals are never touched.
  *
  *   FAULT_READ_EIO_AFTER=N   FAULT_WRITE_ENOSPC_AFTER=N   FAULT_READ_DELAY_US=U
+ *   FAULT_READ_EINTR=1       every other read of a file fails with EINTR
+ *                            before reading anything (a signal arrived)
  *
  * read, pread, write and pwrite are intercepted (and their 64-bit names).
  *
@@ -19,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static atomic_llong fault_read_total, fault_write_total;
+static atomic_llong fault_read_total, fault_write_total, fault_read_calls;
 
 static long long fault_env(const char *name)
 {
@@ -42,6 +44,10 @@ static int fault_before_read(int fd, size_t n)
     if (delay > 0) {
         struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
         nanosleep(&ts, NULL);
+    }
+    if (fault_env("FAULT_READ_EINTR") > 0 && atomic_fetch_add(&fault_read_calls, 1) % 2 == 0) {
+        errno = EINTR;
+        return -1;
     }
     long long limit = fault_env("FAULT_READ_EIO_AFTER");
     if (limit >= 0 && atomic_fetch_add(&fault_read_total, (long long)n) + (long long)n > limit) {

@@ -1,6 +1,8 @@
 # lib.sh — shared helpers for the shell tests.  Source it; it sets up a
 # scratch directory (removed on exit) and counts failures.
 set -u
+# Python helpers import each other from the sources: no __pycache__ there.
+export PYTHONDONTWRITEBYTECODE=1
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")

@@ -9,6 +9,7 @@
 #                             and must be used; bad: it must be refused;
 #                             either: refused or not seen; plain: not a
 #                             spigz file, no warning)
+#   spz.py forge_consistent GZ DIR   self-consistent forged indexes (see there)
 import copy, os, struct, sys, zlib
 FOOT = 78
 MHDR = bytes([0x1F, 0x8B, 8, 4, 0, 0, 0, 0, 0, 0xFF])
@@ -289,6 +290,71 @@ def cmd_forge(path, out):
                                            data_len=s.data_len + 8))
     # Another gzip member before the spigz file (cat a.gz b.gz): decoded in turn.
     w("member-before", "plain", member(b"", extra=b"") + s.d)
+    with open(os.path.join(out, "list"), "w") as f:
+        f.write("\n".join(lst) + "\n")
+
+def crc_combine(c1, c2, n):
+    """zlib's crc32_combine: the CRC-32 of A + B from crc(A), crc(B), len(B)."""
+    z = bytes(n)
+    return zlib.crc32(z, c1) ^ zlib.crc32(z, 0) ^ c2
+
+def crc_of(recs, upto=None):
+    c = 0
+    for r in recs[:upto]:
+        c = crc_combine(c, r["crc"] if r["data"] else zlib.crc32(bytes(r["ulen"])), r["ulen"])
+    return c
+
+def fix_crc(recs, j, want):
+    """Choose data piece j's CRC so the combination of all is `want`: what a
+    forger does to make an index self-consistent (FORMAT.md check 6).  The
+    combination is affine in crc_j over GF(2): solve bit by bit."""
+    assert recs[j]["data"]
+    recs[j]["crc"] = 0
+    base = crc_of(recs)
+    basis = []                          # (value, which crc_j bits make it)
+    for bit in range(32):
+        recs[j]["crc"] = 1 << bit
+        v, tag = crc_of(recs) ^ base, 1 << bit
+        for bv, bt in basis:
+            if v ^ bv < v:
+                v, tag = v ^ bv, tag ^ bt
+        if v:
+            basis.append((v, tag))
+            basis.sort(reverse=True)
+    target, x = want ^ base, 0
+    for bv, bt in basis:
+        if target ^ bv < target:
+            target, x = target ^ bv, x ^ bt
+    assert target == 0, "no solution"
+    recs[j]["crc"] = x
+    assert crc_of(recs) == want
+
+def cmd_forge_consistent(path, out):
+    """Indexes a forger made self-consistent (every checksum right, the
+    pieces' CRC-32s fixed up to match the member's), which only the pieces'
+    own checks (FORMAT.md 7-8) can refuse.  out/NAME.gz and out/list with
+    "NAME FIRST_MISPLACED_OFFSET LENGTH": the content range the forged index
+    puts elsewhere."""
+    s = Spz(open(path, "rb").read())
+    P = s.pieces
+    want = crc_of(P)
+    lst = []
+    # A data piece k that claims d more bytes than it holds, and a later data
+    # piece j that claims d fewer: every piece between them sits d bytes off.
+    kd = [k for k, p in enumerate(P) if p["data"]]
+    for k in kd:
+        js = [j for j in kd if j >= k + 2 and P[j]["ulen"] > 8192]
+        if js:
+            break
+    j = js[0]
+    d = P[j]["ulen"] // 2
+    r = copy.deepcopy(P)
+    r[k]["ulen"] += d
+    r[j]["ulen"] -= d
+    fix_crc(r, j, want)
+    with open(os.path.join(out, "move.gz"), "wb") as f:
+        f.write(rebuild(s, recs=r))
+    lst.append("move %d %d" % (P[k + 1]["uoff"] + d, P[k + 1]["ulen"]))
     with open(os.path.join(out, "list"), "w") as f:
         f.write("\n".join(lst) + "\n")
 
