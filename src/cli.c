@@ -60,36 +60,55 @@ void cli_warn(struct cli *c, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- partial output removal on signals ---- */
+/* ---- named outputs: a temporary name, renamed when complete ---- */
 
-static char cli_out_path[PATH_MAX];
-static volatile sig_atomic_t cli_out_live;
+/* A named output is written under a temporary name in its directory
+ * (".NAME.XXXXXX") and renamed to its name only once it is complete, its
+ * metadata set and, when the input goes, synced: so a run that fails, is
+ * killed or loses power never leaves a partial file under the name, and -f
+ * keeps the old file until the new one is whole.  The temporary path is
+ * published to the signal handler with the signals blocked, so the handler
+ * never removes a file spigz did not create.  An existing device or FIFO
+ * named with -o is written into as it is, and never removed. */
+static char cli_tmp_path[PATH_MAX];
+static volatile sig_atomic_t cli_tmp_live;
+static struct {
+    char path[PATH_MAX]; /* the name the output gets */
+    bool special;        /* an existing device or FIFO, written in place */
+    bool replace;        /* -f: the name may exist already */
+} cli_out;
+static mode_t cli_umask_bits = 022;
+
+static const int cli_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGXFSZ};
+#define CLI_NSIGS (sizeof cli_sigs / sizeof cli_sigs[0])
 
 static void cli_on_signal(int sig)
 {
-    static const char msg[] = ": interrupted, partial output removed\n";
-    if (cli_out_live)
-        unlink(cli_out_path);
+    static const char removed[] = ": interrupted, partial output removed\n";
+    static const char plain[] = ": interrupted\n";
+    bool rm = cli_tmp_live && unlink(cli_tmp_path) == 0;
     cli_prog_interrupted(); /* end a progress line first */
     (void)!write(STDERR_FILENO, cli_prog, strlen(cli_prog));
-    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)!write(STDERR_FILENO, rm ? removed : plain, rm ? sizeof removed - 1 : sizeof plain - 1);
     (void)sig;
     _exit(EXIT_ERR);
 }
 
 void cli_signals_install(void)
 {
+    mode_t m = umask(0);
+    umask(m);
+    cli_umask_bits = m;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cli_on_signal;
     sigfillset(&sa.sa_mask);
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    for (size_t i = 0; i < CLI_NSIGS; i++) {
         struct sigaction old;
         /* Keep "ignored" when the shell ignored it (nohup, background jobs). */
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        if (sigaction(cli_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
             continue;
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(cli_sigs[i], &sa, NULL);
     }
 }
 
@@ -97,55 +116,150 @@ static void cli_signals_block(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    for (size_t i = 0; i < CLI_NSIGS; i++)
+        sigaddset(&set, cli_sigs[i]);
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-/* O_EXCL: never clobber a file we did not decide to replace; the path is
- * published to the handler with the signals blocked, so it never removes a
- * file spigz did not create. */
-int cli_out_create(struct cli *c, const char *path)
+/* dir/.base.XXXXXX, the base cut so the name fits NAME_MAX. */
+static int cli_tmp_name(const char *path, char *out, size_t n)
 {
-    sigset_t old;
-    if (strlen(path) >= sizeof cli_out_path) {
-        cli_error(c, "%s: file name too long", path);
+    const char *base = cli_base(path);
+    size_t dir = (size_t)(base - path), blen = strlen(base);
+    if (blen > NAME_MAX - 8)
+        blen = NAME_MAX - 8;
+    if (dir + 1 + blen + 8 >= n)
         return -1;
-    }
-    if (c->force && unlink(path) != 0 && errno != ENOENT) {
-        cli_error(c, "%s: cannot replace: %s", path, strerror(errno));
-        return -1;
-    }
-    cli_signals_block(&old);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        memcpy(cli_out_path, path, strlen(path) + 1);
-        cli_out_live = 1;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            cli_warn(c, "%s already exists; not overwritten", path);
-        else
-            cli_error(c, "%s: %s", path, strerror(errno));
-    }
+    memcpy(out, path, dir);
+    out[dir] = '.';
+    memcpy(out + dir + 1, base, blen);
+    memcpy(out + dir + 1 + blen, ".XXXXXX", 8);
+    return 0;
+}
+
+/* An existing device or FIFO given with -o: written into, never replaced. */
+static int cli_out_special(struct cli *c, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        cli_error(c, "%s: %s", path, strerror(errno));
+    cli_out.special = true;
     return fd;
 }
 
-void cli_out_done(bool ok)
+int cli_out_create(struct cli *c, const char *path, bool named)
 {
+    struct stat st;
+    char real[PATH_MAX];
+    memset(&cli_out, 0, sizeof cli_out);
+    if (strlen(path) >= sizeof cli_out.path) {
+        cli_error(c, "%s: file name too long", path);
+        return -1;
+    }
+    bool exists = stat(path, &st) == 0;
+    if (exists && named && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
+        return cli_out_special(c, path);
+    if (exists && S_ISDIR(st.st_mode)) {
+        cli_error(c, "%s: is a directory", path);
+        return -1;
+    }
+    if (exists && !c->force) {
+        cli_warn(c, "%s already exists; not overwritten", path);
+        return -1;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        cli_error(c, "%s: not a regular file: not replaced", path);
+        return -1;
+    }
+    /* -o writes through a symbolic link, as a shell redirection does; an
+     * output named after the input replaces the name itself, as gzip -f. */
+    if (exists && named && realpath(path, real) != NULL && strlen(real) < sizeof cli_out.path)
+        path = real;
+    memcpy(cli_out.path, path, strlen(path) + 1);
+    cli_out.replace = exists;
+    char tmp[PATH_MAX];
+    if (cli_tmp_name(path, tmp, sizeof tmp) != 0) {
+        cli_error(c, "%s: file name too long", path);
+        return -1;
+    }
     sigset_t old;
     cli_signals_block(&old);
-    if (!ok && cli_out_live)
-        unlink(cli_out_path);
-    cli_out_live = 0;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0) {
+        memcpy(cli_tmp_path, tmp, strlen(tmp) + 1);
+        cli_tmp_live = 1;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0)
+        cli_error(c, "%s: %s", path, strerror(errno));
+    return fd;
 }
 
-/* Give the output the input's times (or mtime), mode and owner, as gzip. */
-static void cli_copy_meta(int fd, const struct stat *st, const struct timespec *mtime)
+/* Give the temporary file its name: over an old one only with -f. */
+static int cli_out_rename(void)
 {
+    if (cli_out.replace)
+        return rename(cli_tmp_path, cli_out.path);
+    if (renameat2(AT_FDCWD, cli_tmp_path, AT_FDCWD, cli_out.path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    /* A file system without RENAME_NOREPLACE: link() refuses an existing
+     * name as well. */
+    if (link(cli_tmp_path, cli_out.path) != 0)
+        return -1;
+    (void)unlink(cli_tmp_path);
+    return 0;
+}
+
+/* Sync the directory holding the output, so the rename is on disk before
+ * the input is removed. */
+static void cli_sync_dir(const char *path)
+{
+    char dir[PATH_MAX];
+    size_t n = (size_t)(cli_base(path) - path);
+    if (n == 0) {
+        strcpy(dir, ".");
+    } else {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+bool cli_out_done(struct cli *c, bool ok)
+{
+    if (cli_out.special)
+        return ok;
+    sigset_t old;
+    cli_signals_block(&old);
+    if (ok && cli_out_rename() != 0) {
+        if (errno == EEXIST)
+            cli_warn(c, "%s already exists; not overwritten", cli_out.path);
+        else
+            cli_error(c, "%s: %s", cli_out.path, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        (void)unlink(cli_tmp_path);
+    cli_tmp_live = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
+/* Give the output the input's times (or mtime), mode and owner, as gzip; an
+ * output from stdin or a device gets what a shell redirection would. */
+static void cli_copy_meta(int fd, const struct cli_job *j, const struct timespec *mtime)
+{
+    if (j->in_path == NULL || !S_ISREG(j->st.st_mode)) {
+        (void)fchmod(fd, 0666 & ~cli_umask_bits);
+        return;
+    }
+    const struct stat *st = &j->st;
     struct timespec ts[2] = {st->st_atim, mtime != NULL ? *mtime : st->st_mtim};
     (void)futimens(fd, ts);
     (void)!fchown(fd, st->st_uid, st->st_gid);
@@ -155,8 +269,8 @@ static void cli_copy_meta(int fd, const struct stat *st, const struct timespec *
 bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
                     const struct timespec *mtime)
 {
-    if (ok && j->in_path != NULL && S_ISREG(j->st.st_mode))
-        cli_copy_meta(j->out_fd, &j->st, mtime);
+    if (ok && !cli_out.special)
+        cli_copy_meta(j->out_fd, j, mtime);
     if (ok && remove_input && fsync(j->out_fd) != 0) {
         cli_error(c, "%s: %s", j->out_name, strerror(errno));
         ok = false;
@@ -165,9 +279,12 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
         cli_error(c, "%s: %s", j->out_name, strerror(errno));
         ok = false;
     }
-    cli_out_done(ok);
-    if (ok && remove_input && unlink(j->in_path) != 0)
-        cli_warn(c, "%s: cannot remove: %s", j->in_path, strerror(errno));
+    ok = cli_out_done(c, ok);
+    if (ok && remove_input) {
+        cli_sync_dir(cli_out.path);
+        if (unlink(j->in_path) != 0)
+            cli_warn(c, "%s: cannot remove: %s", j->in_path, strerror(errno));
+    }
     return ok;
 }
 
@@ -228,11 +345,18 @@ bool cli_has_suffix(const char *name, const char *suf)
     return n > s && strcasecmp(name + n - s, suf) == 0;
 }
 
+/* The input is a regular file (named, or stdin redirected from one) and st
+ * is that file. */
+static bool cli_is_input(const struct cli_job *j, const struct stat *st)
+{
+    return S_ISREG(j->st.st_mode) && S_ISREG(st->st_mode) && st->st_dev == j->st.st_dev &&
+           st->st_ino == j->st.st_ino;
+}
+
 bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path)
 {
     struct stat ost;
-    if (j->in_path == NULL || stat(out_path, &ost) != 0 || ost.st_dev != j->st.st_dev ||
-        ost.st_ino != j->st.st_ino)
+    if (stat(out_path, &ost) != 0 || !cli_is_input(j, &ost))
         return false;
     cli_error(c, "%s: input and output are the same file", out_path);
     return true;
@@ -241,8 +365,7 @@ bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_pa
 bool cli_same_file(const struct cli_job *j, int fd)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-           st.st_dev == j->st.st_dev && st.st_ino == j->st.st_ino;
+    return fstat(fd, &st) == 0 && cli_is_input(j, &st);
 }
 
 const char *cli_base(const char *path)

@@ -7,8 +7,8 @@
  * are still processed after one fails.
  *
  * Contract: main thread only.  A named output is created by cli_out_create()
- * and ended by cli_out_done(): between the two a SIGINT, SIGTERM or SIGHUP
- * removes it.
+ * under a temporary name and ended by cli_out_finish(), which renames it:
+ * between the two a SIGINT, SIGTERM, SIGHUP, SIGXCPU or SIGXFSZ removes it.
  */
 #ifndef SPIGZ_CLI_H
 #define SPIGZ_CLI_H
@@ -30,6 +30,10 @@ enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 struct cli {
     enum cli_mode mode;
     bool to_stdout, keep, force, quiet, store_name, name_set, index;
+    bool recursive;              /* -r */
+    unsigned walking;            /* inside a directory given with -r */
+    bool rsyncable;              /* --rsyncable */
+    bool env_used;               /* GZIP held options */
     int verbose;
     int level;
     unsigned threads;
@@ -49,6 +53,7 @@ struct cli {
     /* -l totals */
     unsigned listed;
     uint64_t list_in, list_out;
+    uint64_t list_frame;         /* header + trailer of the last file listed */
     bool list_inexact;
 };
 
@@ -68,8 +73,15 @@ void cli_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void cli_signals_install(void);
-int cli_out_create(struct cli *c, const char *path);
-void cli_out_done(bool ok);
+
+/* Open the output for the path: an existing device or FIFO named with -o
+ * (named) as it is; else a temporary file beside it, an existing file being
+ * refused without -f.  Returns the descriptor, or -1 (message printed). */
+int cli_out_create(struct cli *c, const char *path, bool named);
+
+/* Keep (rename to its name) or remove the output; false when it is not
+ * kept (message printed). */
+bool cli_out_done(struct cli *c, bool ok);
 
 /* True when the run keeps its inputs and writes no file named after them
  * (-c, -o, -t, -l). */
@@ -80,14 +92,18 @@ bool cli_input_stays(const struct cli *c);
 int cli_open_input(struct cli *c, const char *path, struct cli_job *j);
 
 /* Finish a named output: metadata, fsync when the input goes, close, keep or
- * remove it, then remove the input.  Returns true when the output is kept. */
+ * remove it, then remove the input (only once the output has its name, on
+ * disk).  Returns true when the output is kept. */
 bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
                     const struct timespec *mtime);
 
 bool cli_has_suffix(const char *name, const char *suf);
+
+/* True when fd is the input's regular file (named, or stdin from it). */
 bool cli_same_file(const struct cli_job *j, int fd);
 
-/* True (error printed, status set) when out_path names the input itself. */
+/* True (error printed, status set) when out_path names the input itself
+ * (a named input, or stdin redirected from that file). */
 bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path);
 const char *cli_base(const char *path);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_stats *s,
@@ -20,6 +21,10 @@ static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_s
     double deflated = (double)(s->out_bytes - s->frame_bytes);
     double pct = s->in_bytes == 0 ? 0.0
         : 100.0 * ((double)s->in_bytes - deflated) / (double)s->in_bytes;
+    if (j->in_path == NULL) { /* gzip -v from stdin: the ratio alone */
+        fprintf(stderr, "%5.1f%%\n", pct);
+        return;
+    }
     fprintf(stderr, "%s:\t%5.1f%% -- %s %s", j->in_name, pct, what, j->out_name);
     if (c->verbose > 1)
         fprintf(stderr, " (%llu bytes in, %llu out, %llu zero of which %llu holes)",
@@ -28,12 +33,16 @@ static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_s
     fputc('\n', stderr);
 }
 
-/* gzip stores the modification time when it fits MTIME's 32 bits. */
-static uint32_t cc_mtime(const struct stat *st)
+/* gzip stores the modification time when it fits MTIME's 32 bits, and
+ * warns (status 2) when it does not: 0 is stored then, "no time". */
+static uint32_t cc_mtime(struct cli *c, const struct cli_job *j)
 {
-    if (st->st_mtime <= 0 || (uint64_t)st->st_mtime > UINT32_MAX)
+    time_t t = j->st.st_mtime;
+    if (t < 0 || (uint64_t)t > UINT32_MAX) {
+        cli_warn(c, "%s: warning: file timestamp out of range for gzip format", j->in_name);
         return 0;
-    return (uint32_t)st->st_mtime;
+    }
+    return (uint32_t)t;
 }
 
 /* Run the core on one input; prints its error.  Returns 0 or -1. */
@@ -49,7 +58,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     /* Name and time for regular files only: not for stdin or devices. */
     if (c->store_name && j->in_path != NULL && S_ISREG(j->st.st_mode)) {
         o.name = cli_base(j->in_path);
-        o.mtime = cc_mtime(&j->st);
+        o.mtime = cc_mtime(c, j);
     }
     struct sp_err err = {0};
     struct sp_progress prog = {.in_total = cli_prog_total(j->in_fd)};
@@ -72,7 +81,7 @@ static void cc_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     j->out_name = out_path;
     if (cli_out_is_input(c, j, out_path))
         return;
-    if ((j->out_fd = cli_out_create(c, out_path)) < 0)
+    if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
         return;
     struct cmp_stats st;
     bool ok = cc_run(c, j, &st) == 0;
@@ -86,7 +95,7 @@ static void cc_to_stdout(struct cli *c, struct cli_job *j)
 {
     j->out_name = "stdout";
     j->out_fd = STDOUT_FILENO;
-    if (j->in_path != NULL && cli_same_file(j, STDOUT_FILENO)) {
+    if (cli_same_file(j, STDOUT_FILENO)) {
         cli_error(c, "%s: input and output are the same file", j->in_name);
         return;
     }
@@ -127,11 +136,13 @@ void cmd_compress(struct cli *c, const char *path)
         cc_stdin(c);
         return;
     }
-    const char *suf = cli_input_stays(c) ? NULL : cc_compressed_suffix(c, path);
+    /* -f compresses it all the same (FILE.gz -> FILE.gz.gz), as gzip. */
+    const char *suf = cli_input_stays(c) || c->force ? NULL : cc_compressed_suffix(c, path);
     if (suf != NULL) {
-        /* gzip reports this (with the name's own spelling of the suffix)
-         * but does not count it as a warning. */
-        if (!c->quiet)
+        /* gzip reports this (with the name's own spelling of the suffix),
+         * inside a directory given with -r only with -v, but does not count
+         * it as a warning. */
+        if (c->verbose || (!c->quiet && !c->walking))
             cli_msg("%s already has %s suffix -- unchanged", path,
                     path + strlen(path) - strlen(suf));
         return;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,9 +63,16 @@ static double cd_ratio(uint64_t in, uint64_t out)
 }
 
 /* gzip -l's ratio leaves out the gzip header and trailer. */
+/* gzip -l's ratio leaves out the gzip header and trailer of a one-member
+ * file, but of none when there are several (so does gzip 1.12). */
+static uint64_t cd_list_frame(const struct dec_list *l)
+{
+    return l->have_header && l->members == 1 ? l->hdr.len + 8 : 0;
+}
+
 static double cd_list_ratio(const struct dec_list *l)
 {
-    uint64_t frame = l->have_header ? l->hdr.len + 8 : 0;
+    uint64_t frame = cd_list_frame(l);
     uint64_t deflated = l->compressed > frame ? l->compressed - frame : 0;
     if (l->exact)
         deflated = l->deflated;
@@ -110,7 +118,16 @@ static void cd_report(struct cli *c, const struct cli_job *j, const struct dec_s
     if (!c->verbose)
         return;
     if (c->mode == MODE_TEST) {
-        fprintf(stderr, "%s:\t OK\n", j->in_name);
+        if (j->in_path == NULL) /* gzip -tv from stdin */
+            fprintf(stderr, " OK\n");
+        else
+            fprintf(stderr, "%s:\t OK\n", j->in_name);
+        return;
+    }
+    if (j->in_path == NULL) { /* gzip -dv from stdin says nothing */
+        if (c->verbose > 1)
+            fprintf(stderr, "stdin:\t(%s)\n",
+                    s->indexed ? "parallel, through the index" : "sequential");
         return;
     }
     fprintf(stderr, "%s:\t%5.1f%% -- %s %s", j->in_name, cd_ratio(s->in_bytes, s->out_bytes),
@@ -127,7 +144,7 @@ static void cd_to_fd(struct cli *c, struct cli_job *j, int fd)
     struct sp_err err = {0};
     j->out_name = "stdout";
     j->out_fd = fd;
-    if (fd >= 0 && j->in_path != NULL && cli_same_file(j, fd)) {
+    if (fd >= 0 && cli_same_file(j, fd)) {
         cli_error(c, "%s: input and output are the same file", j->in_name);
         return;
     }
@@ -145,7 +162,7 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     j->out_name = out_path;
     if (cli_out_is_input(c, j, out_path))
         return;
-    if ((j->out_fd = cli_out_create(c, out_path)) < 0)
+    if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
         return;
     struct osink o;
     struct sp_err err = {0};
@@ -168,7 +185,7 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
 
 static void cd_list_header(struct cli *c)
 {
-    if (c->listed++ > 0)
+    if (c->listed++ > 0 || c->quiet) /* gzip -lq: no heading */
         return;
     if (c->verbose)
         printf("method  crc     date  time  ");
@@ -200,12 +217,16 @@ static void cd_list(struct cli *c, struct cli_job *j)
 {
     struct dec_list l;
     struct sp_err err = {0};
-    if (dec_list(j->in_fd, &l, &err) != 0) {
+    if (dec_list(j->in_fd, c->threads, &l, &err) != 0) {
         cli_error(c, "%s: %s", j->in_name, err.msg);
         return;
     }
     if (l.index_warning[0] != '\0')
         cli_warn(c, "%s: index not used (%s)", j->in_name, l.index_warning);
+    if (l.trailing_garbage)
+        cli_warn(c, "%s: decompression OK, trailing garbage ignored", j->in_name);
+    else if (l.trailing_zeros && c->verbose)
+        cli_warn(c, "%s: decompression OK, trailing zero bytes ignored", j->in_name);
     char *name = NULL;
     if (c->store_name && c->name_set && l.have_header)
         name = cd_stored_name(j->in_path != NULL ? j->in_path : "", &l.hdr);
@@ -217,22 +238,58 @@ static void cd_list(struct cli *c, struct cli_job *j)
     free(name);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;
+    c->list_frame = cd_list_frame(&l);
     if (!l.exact && l.maybe_wrapped) {
         c->list_inexact = true;
         if (!c->quiet)
-            cli_msg("%s: no index: the uncompressed size is only known modulo 4 GiB",
+            cli_msg("%s: the size shown is gzip's (the last member's, modulo 4 GiB)",
                     j->in_name);
     }
 }
 
 void cmd_list_totals(struct cli *c)
 {
+    /* gzip's totals leave out the frame of the last file listed */
+    uint64_t in = c->list_in > c->list_frame ? c->list_in - c->list_frame : 0;
     if (c->listed > 1)
-        cd_list_line(c, c->list_in, c->list_out, cd_ratio(c->list_in, c->list_out), "(totals)",
+        cd_list_line(c, c->list_in, c->list_out, cd_ratio(in, c->list_out), "(totals)",
                      NULL, NULL);
 }
 
 /* ---- one input ---- */
+
+/* gzip -d FILE: when FILE does not exist, FILE with the -S suffix, .gz,
+ * .z, -z or .Z (the first that exists, as a link too).  NULL: use the name
+ * as given (the message then names FILE with the -S suffix, as gzip's). */
+static char *cd_find_input(const struct cli *c, const char *path)
+{
+    static const char *const tries[] = {NULL, ".gz", ".z", "-z", ".Z"};
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != ENOENT)
+        return NULL;
+    char *has = cd_out_name(c, path); /* a compressed suffix already: no search */
+    free(has);
+    if (has != NULL)
+        return NULL;
+    size_t n = strlen(path);
+    char *p = NULL;
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        const char *suf = tries[i] != NULL ? tries[i] : c->suffix;
+        char *q = realloc(p, n + strlen(suf) + 1);
+        if (q == NULL)
+            break;
+        p = q;
+        memcpy(p, path, n);
+        strcpy(p + n, suf);
+        if (lstat(p, &st) == 0)
+            return p;
+    }
+    if (p != NULL) { /* the name gzip's message gives */
+        memcpy(p, path, n);
+        strcpy(p + n, c->suffix);
+    }
+    return p;
+}
 
 static void cd_dispatch(struct cli *c, struct cli_job *j)
 {
@@ -247,18 +304,17 @@ static void cd_dispatch(struct cli *c, struct cli_job *j)
     } else {
         /* FILE.gz -> FILE, or -N's stored name (read from the header first). */
         char *out = NULL;
-        if (c->store_name && c->name_set) {
-            struct dec_list l;
-            struct sp_err err = {0};
-            off_t at = lseek(j->in_fd, 0, SEEK_CUR);
-            if (at >= 0 && dec_list(j->in_fd, &l, &err) == 0 && l.have_header)
-                out = cd_stored_name(j->in_path, &l.hdr);
-            (void)lseek(j->in_fd, at, SEEK_SET);
-        }
+        struct gz_info h;
+        if (c->store_name && c->name_set && dec_first_header(j->in_fd, &h) == 0)
+            out = cd_stored_name(j->in_path, &h);
         if (out == NULL)
             out = cd_out_name(c, j->in_path);
         if (out == NULL) {
-            cli_warn(c, "%s: unknown suffix -- ignored", j->in_path);
+            /* gzip: inside a directory given with -r, only with -v */
+            if (c->verbose || !c->walking)
+                cli_warn(c, "%s: unknown suffix -- ignored", j->in_path);
+            else
+                cli_status(c, EXIT_WARN);
             return;
         }
         cd_to_file(c, j, out, !c->keep);
@@ -279,9 +335,11 @@ void cmd_decompress(struct cli *c, const char *path)
         cd_dispatch(c, &j);
         return;
     }
-    j.in_name = path;
-    if (cli_open_input(c, path, &j) != 0)
-        return;
-    cd_dispatch(c, &j);
-    close(j.in_fd);
+    char *found = cd_find_input(c, path);
+    j.in_name = found != NULL ? found : path;
+    if (cli_open_input(c, j.in_name, &j) == 0) {
+        cd_dispatch(c, &j);
+        close(j.in_fd);
+    }
+    free(found);
 }

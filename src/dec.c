@@ -598,88 +598,30 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
 
 /* ---- -l ---- */
 
-/* A byte reader over a descriptor, remembering the last 8 bytes read. */
-struct dec_lrd {
-    int fd;
-    uint8_t buf[65536];
-    size_t pos, len;
-    uint64_t total;
-    uint8_t last[8];
-    bool failed;
-};
-
-static int dec_lrd_fill(struct dec_lrd *r)
+/* No index: decode it all into nothing, as gzip -l does, and report the
+ * first header and the last member's trailer. */
+static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct sp_err *err)
 {
-    ssize_t n;
-    do
-        n = read(r->fd, r->buf, sizeof r->buf);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        r->failed = true;
-    if (n <= 0)
+    struct osink o;
+    if (osink_open(&o, -1, OSINK_SPARSE_NEVER, err) != 0)
         return -1;
-    /* Keep the last 8 bytes of everything read so far. */
-    if ((size_t)n >= 8) {
-        memcpy(r->last, r->buf + n - 8, 8);
-    } else {
-        memmove(r->last, r->last + n, 8 - (size_t)n);
-        memcpy(r->last + 8 - n, r->buf, (size_t)n);
-    }
-    r->total += (uint64_t)n;
-    r->pos = 0;
-    r->len = (size_t)n;
+    struct unz_opts uo = {.threads = threads};
+    struct unz_stats us;
+    if (unz_run(fd, &o, &uo, &us, err) != 0)
+        return -1;
+    l->have_header = us.have_header;
+    l->hdr = us.first;
+    l->compressed = us.in_bytes;
+    l->uncompressed = us.last_isize;
+    l->crc = us.last_crc;
+    l->members = us.members;
+    l->trailing_garbage = us.trailing_garbage;
+    l->trailing_zeros = us.trailing_zeros;
+    l->maybe_wrapped = us.out_bytes != us.last_isize;
     return 0;
 }
 
-static int dec_lrd_getc(void *ctx)
-{
-    struct dec_lrd *r = ctx;
-    if (r->pos == r->len && dec_lrd_fill(r) != 0)
-        return r->failed ? -2 : -1;
-    return r->buf[r->pos++];
-}
-
-static uint32_t dec_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* No index: the first header, then the last member's CRC-32 and ISIZE, as
- * gzip -l reports them (reading through a pipe to its end). */
-static int dec_list_plain(int fd, struct dec_list *l, struct sp_err *err)
-{
-    struct dec_lrd *r = calloc(1, sizeof *r);
-    if (r == NULL) {
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
-        return -1;
-    }
-    r->fd = fd;
-    int hs = gz_read_header(dec_lrd_getc, r, &l->hdr);
-    while (hs == GZ_OK && !r->failed && dec_lrd_fill(r) == 0)
-        ;
-    int rc = 0;
-    if (r->failed) {
-        sp_err_set(err, SP_ERR_READ, errno, "read error");
-        rc = -1;
-    } else if (hs != GZ_OK || r->total < l->hdr.len + 10) {
-        char msg[128];
-        sp_err_set(err, SP_ERR_DATA, 0, "%s",
-                   hs != GZ_OK ? gz_status_msg(hs, &l->hdr, msg, sizeof msg)
-                               : "unexpected end of file");
-        rc = -1;
-    } else {
-        l->have_header = true;
-        l->compressed = r->total;
-        l->crc = dec_le32(r->last);
-        l->uncompressed = dec_le32(r->last + 4);
-        /* deflate expands at most 1032:1: below that the size cannot wrap */
-        l->maybe_wrapped = l->compressed >= (((uint64_t)1 << 32) / 1032);
-    }
-    free(r);
-    return rc;
-}
-
-int dec_list(int in_fd, struct dec_list *l, struct sp_err *err)
+int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err)
 {
     memset(l, 0, sizeof *l);
     struct idx x;
@@ -688,7 +630,7 @@ int dec_list(int in_fd, struct dec_list *l, struct sp_err *err)
     if (r < 0)
         return -1;
     if (r == 0)
-        return dec_list_plain(in_fd, l, err);
+        return dec_list_plain(in_fd, threads, l, err);
     l->compressed = end - x.base;
     l->uncompressed = x.total;
     l->deflated = x.data_len - x.header_len - 8;
@@ -696,7 +638,47 @@ int dec_list(int in_fd, struct dec_list *l, struct sp_err *err)
     l->crc = x.crc;
     l->have_header = true;
     l->hdr = x.hdr;
+    l->members = 1;
     idx_free(&x);
     (void)lseek(in_fd, (off_t)end, SEEK_SET);
     return 0;
+}
+
+struct dec_prd {
+    int fd;
+    uint64_t off;
+    uint8_t buf[4096];
+    size_t pos, len;
+};
+
+static int dec_prd_getc(void *ctx)
+{
+    struct dec_prd *r = ctx;
+    if (r->pos == r->len) {
+        ssize_t n;
+        do
+            n = pread(r->fd, r->buf, sizeof r->buf, (off_t)r->off);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0)
+            return n < 0 ? -2 : -1;
+        r->off += (uint64_t)n;
+        r->pos = 0;
+        r->len = (size_t)n;
+    }
+    return r->buf[r->pos++];
+}
+
+int dec_first_header(int fd, struct gz_info *h)
+{
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    if (at < 0)
+        return -1;
+    struct dec_prd *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return -1;
+    r->fd = fd;
+    r->off = (uint64_t)at;
+    int hs = gz_read_header(dec_prd_getc, r, h);
+    free(r);
+    return hs == GZ_OK ? 0 : -1;
 }

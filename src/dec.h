@@ -57,13 +57,17 @@ struct dec_stats {
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err);
 
-/* Sizes for -l.  With a valid index: exact (exact = true).  Otherwise what
- * gzip -l shows: the last member's ISIZE (the size mod 2^32). */
+/* Sizes for -l.  With a valid index: exact (exact = true), without
+ * decoding.  Otherwise what gzip -l shows, after decoding the whole input
+ * as gzip 1.12 does (an invalid file is an error, not a listing): the last
+ * member's ISIZE (the size mod 2^32). */
 struct dec_list {
     uint64_t compressed, uncompressed;
     uint64_t deflated;   /* exact: the data member's deflate bytes */
     bool exact;
     bool maybe_wrapped;  /* not exact and big enough to exceed 4 GiB */
+    unsigned members;    /* not exact: gzip members decoded */
+    bool trailing_garbage, trailing_zeros; /* not exact: as in dec_stats */
     uint32_t crc;        /* the last member's CRC-32 */
     bool have_header;
     struct gz_info hdr;
@@ -71,6 +75,10 @@ struct dec_list {
 };
 
 /* Returns 0 with *l filled, or -1 with *err set. */
-int dec_list(int in_fd, struct dec_list *l, struct sp_err *err);
+int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err);
+
+/* The first member's header of the file open on fd, read with pread from
+ * its current offset (which stays).  0, or -1 when it has none. */
+int dec_first_header(int fd, struct gz_info *h);
 
 #endif

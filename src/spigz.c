@@ -7,12 +7,14 @@
 #include "compress.h"
 #include "engine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -69,8 +71,47 @@ static void cli_help(void)
 
 static void cli_version(void)
 {
-    printf("%s %s\ndata engine: %s; zlib %s\n", PACKAGE_NAME, PACKAGE_VERSION,
-           eng_name(), zlibVersion());
+    printf("%s %s\n"
+           "Copyright (C) 2026 the spigz authors.\n"
+           "This is free software under the zlib license (%s -L shows it).\n"
+           "There is NO WARRANTY, to the extent permitted by law.\n"
+           "data engine: %s; zlib %s\n",
+           PACKAGE_NAME, PACKAGE_VERSION, cli_prog, eng_name(), zlibVersion());
+}
+
+static void cli_license(void)
+{
+    printf("%s %s\n"
+           "Copyright (C) 2026 the spigz authors.\n"
+           "\n"
+           "This software is provided 'as-is', without any express or implied\n"
+           "warranty.  In no event will the authors be held liable for any damages\n"
+           "arising from the use of this software.\n"
+           "\n"
+           "Permission is granted to anyone to use this software for any purpose,\n"
+           "including commercial applications, and to alter it and redistribute it\n"
+           "freely, subject to the following restrictions:\n"
+           "\n"
+           "1. The origin of this software must not be misrepresented; you must not\n"
+           "   claim that you wrote the original software. If you use this software\n"
+           "   in a product, an acknowledgment in the product documentation would be\n"
+           "   appreciated but is not required.\n"
+           "2. Altered source versions must be plainly marked as such, and must not be\n"
+           "   misrepresented as being the original software.\n"
+           "3. This notice may not be removed or altered from any source distribution.\n",
+           PACKAGE_NAME, PACKAGE_VERSION);
+}
+
+/* After --help, --version or --license: status 1 if stdout took it badly
+ * (full, closed), as gzip. */
+static void cli_exit_printed(void) __attribute__((noreturn));
+static void cli_exit_printed(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_msg("stdout: %s", strerror(errno != 0 ? errno : EIO));
+        exit(EXIT_ERR);
+    }
+    exit(EXIT_OK);
 }
 
 static void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -98,7 +139,8 @@ static uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t
     return v;
 }
 
-/* A byte count with an optional K, M, G or T (powers of 1024); -1 if bad. */
+/* A byte count s[0..end) with an optional K, M, G or T (powers of 1024)
+ * and nothing else; -1 if bad or over 64 bits. */
 static int cli_size(const char *s, const char *end, uint64_t *v)
 {
     uint64_t x = 0;
@@ -112,11 +154,13 @@ static int cli_size(const char *s, const char *end, uint64_t *v)
         return -1;
     int shift = 0;
     if (p < end) {
-        const char *units = "KMGT";
-        const char *u = strchr(units, *p & ~0x20);
-        if (u == NULL || *p == '\0' || p + 1 != end)
+        static const char units[] = "KMGT";
+        int u = 0;
+        while (u < 4 && (*p | 0x20) != (units[u] | 0x20))
+            u++;
+        if (u == 4 || p + 1 != end)
             return -1;
-        shift = 10 * (int)(u - units + 1);
+        shift = 10 * (u + 1);
     }
     if (shift > 0 && x > (UINT64_MAX >> shift))
         return -1;
@@ -170,6 +214,7 @@ struct cli_long {
 #define KEY_FORMAT 10
 #define KEY_PROGRESS 11
 #define KEY_NO_PROGRESS 12
+#define KEY_RSYNCABLE 13
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -187,7 +232,12 @@ static const struct cli_long cli_longs[] = {
     {"estimate", KEY_ESTIMATE, OPT_OPTIONAL}, {"map", KEY_MAP, OPT_NONE},
     {"seed", KEY_SEED, OPT_ARG},    {"format", KEY_FORMAT, OPT_ARG},
     {"progress", KEY_PROGRESS, OPT_NONE}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
+    {"recursive", 'r', OPT_NONE},   {"license", 'L', OPT_NONE},
+    {"rsyncable", KEY_RSYNCABLE, OPT_NONE},
 };
+
+/* The short options. */
+#define CLI_SHORTS "cobpSdtlkfnNvqhVLr"
 
 static bool cli_takes_arg(char key)
 {
@@ -217,6 +267,20 @@ static void cli_format(struct cli *c, const char *arg)
         c->format = FORMAT_KV;
     else
         cli_usage_error("invalid --format '%s' (expected text, json or kv)", arg);
+}
+
+/* Whether the options being parsed come from the GZIP environment variable.
+ * gzip 1.12 accepts only the levels and -n -N -q -v --fast --best
+ * --rsyncable there (the others could change what a script's gzip command
+ * does to its files); spigz accepts the same, its levels 0-12 included. */
+static bool cli_in_env;
+
+static void cli_env_check(char key, const char *spelled)
+{
+    bool ok = key == 'n' || key == 'N' || key == 'q' || key == 'v' || key == KEY_FAST ||
+              key == KEY_BEST || key == KEY_RSYNCABLE;
+    if (cli_in_env && !ok)
+        cli_usage_error("%s: option not valid in GZIP environment variable", spelled);
 }
 
 static void cli_apply(struct cli *c, char key, const char *arg)
@@ -249,8 +313,11 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case 'S': c->suffix = arg; break;
     case 'v': c->verbose++; c->quiet = false; break;
     case 'q': c->quiet = true; c->verbose = 0; break;
-    case 'h': cli_help(); exit(EXIT_OK);
-    case 'V': cli_version(); exit(EXIT_OK);
+    case 'h': cli_help(); cli_exit_printed();
+    case 'V': cli_version(); cli_exit_printed();
+    case 'L': cli_license(); cli_exit_printed();
+    case 'r': c->recursive = true; break;
+    case KEY_RSYNCABLE: c->rsyncable = true; break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);
@@ -280,6 +347,9 @@ static int cli_parse_long(struct cli *c, int argc, char **argv, int i)
     }
     if (hits != 1)
         cli_usage_error("%s option '%s'", hits == 0 ? "unrecognized" : "ambiguous", argv[i]);
+    char spelled[64];
+    snprintf(spelled, sizeof spelled, "--%s", hit->name);
+    cli_env_check(hit->key, spelled);
     const char *arg = NULL;
     if (hit->arg == OPT_ARG) {
         if (eq != NULL)
@@ -303,16 +373,22 @@ static int cli_parse_short(struct cli *c, int argc, char **argv, int i)
     const char *s = argv[i] + 1;
     while (*s != '\0') {
         if (*s >= '0' && *s <= '9') {
-            int lvl = 0;
-            while (*s >= '0' && *s <= '9' && lvl < 100)
-                lvl = lvl * 10 + (*s++ - '0');
+            const char *d = s;
+            while (*s >= '0' && *s <= '9')
+                s++;
+            /* Digits run together are one level, as pigz's -11. */
+            int lvl = s - d > 2 ? 100 : atoi(d);
             if (lvl > eng_max_level())
-                cli_usage_error("level %d is not available (engine %s: 0..%d)",
-                                lvl, eng_name(), eng_max_level());
+                cli_usage_error("invalid compression level -%.*s (0..%d with %s)", (int)(s - d),
+                                d, eng_max_level(), eng_name());
             c->level = lvl;
             continue;
         }
         char key = *s++;
+        char spelled[3] = {'-', key, '\0'};
+        if (strchr(CLI_SHORTS, key) == NULL)
+            cli_usage_error("invalid option -- '%c'", key);
+        cli_env_check(key, spelled);
         if (!cli_takes_arg(key)) {
             cli_apply(c, key, NULL);
             continue;
@@ -349,6 +425,35 @@ static int cli_parse(struct cli *c, int argc, char **argv, char **files)
     return n;
 }
 
+/* GZIP="-9 -n": options before the command line's, as gzip 1.12 takes
+ * them (whitespace-separated, no operands, only the options it allows),
+ * with its warning unless -q ends up in force. */
+static void cli_parse_env(struct cli *c)
+{
+    const char *env = getenv("GZIP");
+    if (env == NULL)
+        return;
+    char *copy = strdup(env);
+    char **words = calloc(strlen(env) / 2 + 2, sizeof *words);
+    if (copy == NULL || words == NULL)
+        cli_usage_error("out of memory");
+    int n = 1; /* words[0] stands for the program, as argv[0] */
+    for (char *w = strtok(copy, " \t\n"); w != NULL; w = strtok(NULL, " \t\n"))
+        words[n++] = w;
+    cli_in_env = true;
+    for (int i = 1; i < n;) {
+        const char *a = words[i];
+        if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
+            cli_usage_error("%s: %s in GZIP environment variable", a,
+                            strcmp(a, "--") == 0 ? "option not valid" : "non-option");
+        i = a[1] == '-' ? cli_parse_long(c, n, words, i) : cli_parse_short(c, n, words, i);
+    }
+    cli_in_env = false;
+    c->env_used = n > 1;
+    /* the strings stay referenced by options: never freed */
+    free(words);
+}
+
 static unsigned cli_online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -364,7 +469,7 @@ static void cli_validate(struct cli *c, int nfiles)
     c->zmin_kib = (c->zmin_kib + 3) & ~(uint64_t)3;
     if (c->suffix[0] == '\0' || strchr(c->suffix, '/') != NULL)
         cli_usage_error("invalid suffix '%s'", c->suffix);
-    if (c->output != NULL && (c->to_stdout || nfiles > 1))
+    if (c->output != NULL && (c->to_stdout || nfiles > 1 || c->recursive))
         cli_usage_error("-o takes one input and excludes -c");
     if (c->output != NULL && (c->mode == MODE_TEST || c->mode == MODE_LIST))
         cli_usage_error("-o makes no sense with -t or -l");
@@ -414,6 +519,69 @@ static void cli_reserve_std_fds(void)
         }
 }
 
+/* The program's name, and what it means: unspigz, gunzip (any "un..."
+ * name, as pigz's unpigz) decompress; spigzcat, zcat (any "...cat")
+ * decompress to stdout. */
+static void cli_name(struct cli *c, const char *argv0)
+{
+    const char *b = argv0 != NULL && argv0[0] != '\0' ? cli_base(argv0) : "spigz";
+    cli_prog = b;
+    size_t n = strlen(b);
+    if (strncmp(b, "un", 2) == 0 || strcmp(b, "gunzip") == 0)
+        c->mode = MODE_DECOMPRESS;
+    if (n >= 3 && strcmp(b + n - 3, "cat") == 0) {
+        c->mode = MODE_DECOMPRESS;
+        c->to_stdout = true;
+    }
+}
+
+typedef void (*cli_run_fn)(struct cli *, const char *);
+
+/* -r: the files under a directory, depth first, in directory order (as gzip
+ * -r).  Links are passed on as files: the usual rules refuse them. */
+static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        cli_error(c, "%s: %s", dir, strerror(errno));
+        return;
+    }
+    struct dirent *e;
+    size_t dlen = strlen(dir);
+    while ((errno = 0, e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *p = malloc(dlen + strlen(e->d_name) + 2);
+        if (p == NULL) {
+            cli_error(c, "%s: out of memory", dir);
+            break;
+        }
+        sprintf(p, "%s%s%s", dir, dlen > 0 && dir[dlen - 1] == '/' ? "" : "/", e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            cli_walk(c, run, p);
+        else
+            run(c, p);
+        free(p);
+    }
+    if (errno != 0)
+        cli_error(c, "%s: %s", dir, strerror(errno));
+    closedir(d);
+}
+
+static void cli_one(struct cli *c, cli_run_fn run, const char *path)
+{
+    struct stat st;
+    if (path != NULL && c->recursive && strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+        c->walking++;
+        cli_walk(c, run, path);
+        c->walking--;
+        return;
+    }
+    run(c, path);
+}
+
 int main(int argc, char **argv)
 {
     cli_reserve_std_fds();
@@ -421,12 +589,16 @@ int main(int argc, char **argv)
                     .chunk_kib = CMP_CHUNK_DEFAULT >> 10,
                     .zmin_kib = CMP_ZMIN_DEFAULT >> 10, .sparse = OSINK_SPARSE_AUTO,
                     .seed = 1};
+    cli_name(&c, argc > 0 ? argv[0] : NULL);
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (files == NULL) {
         cli_msg("out of memory");
         return EXIT_ERR;
     }
+    cli_parse_env(&c);
     int nfiles = cli_parse(&c, argc, argv, files);
+    if (c.env_used && !c.quiet)
+        cli_msg("warning: GZIP environment variable is deprecated; use an alias or script");
     cli_validate(&c, nfiles);
     /* Decompression stores no name by default; -N asks to restore it. */
     if (c.mode != MODE_COMPRESS && c.mode != MODE_ESTIMATE && !c.name_set)
@@ -436,17 +608,16 @@ int main(int argc, char **argv)
         return EXIT_ERR;
     }
     cli_signals_install();
-    void (*run)(struct cli *, const char *) =
-        c.mode == MODE_COMPRESS ? cmd_compress
-        : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
+    cli_run_fn run = c.mode == MODE_COMPRESS ? cmd_compress
+                     : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
     if (nfiles == 0)
         run(&c, NULL);
     for (int i = 0; i < nfiles; i++)
-        run(&c, files[i]);
+        cli_one(&c, run, files[i]);
     if (c.mode == MODE_LIST)
         cmd_list_totals(&c);
     free(files);
-    if (fflush(stdout) != 0)
-        cli_error(&c, "stdout: %s", strerror(errno));
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_error(&c, "stdout: %s", strerror(errno != 0 ? errno : EIO));
     return c.status;
 }

@@ -246,7 +246,7 @@ static uint32_t unz_le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int unz_trailer(struct unz_ctx *c, struct ibuf *b)
+static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
 {
     ssize_t avail = ib_need(b, 8);
     if (avail < 0)
@@ -255,7 +255,9 @@ static int unz_trailer(struct unz_ctx *c, struct ibuf *b)
         return unz_data_error(c, "unexpected end of file");
     const uint8_t *p = b->buf + b->pos;
     b->pos += 8;
-    return unz_end_item(c, unz_le32(p), unz_le32(p + 4));
+    st->last_crc = unz_le32(p);
+    st->last_isize = unz_le32(p + 4);
+    return unz_end_item(c, st->last_crc, st->last_isize);
 }
 
 /* ---- between members: GNU gzip's rules ---- */
@@ -352,7 +354,7 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             st->first = h;
             st->have_header = true;
         }
-        if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b) != 0)
+        if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b, st) != 0)
             return -1;
         switch (unz_next(c, b, o->copy_non_gzip)) {
         case UNZ_NEXT_MEMBER:

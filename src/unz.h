@@ -45,6 +45,7 @@ struct unz_stats {
     uint64_t in_bytes;       /* compressed bytes read */
     uint64_t out_bytes;      /* bytes decoded */
     unsigned members;
+    uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l) */
     bool trailing_garbage;   /* warn: decompression OK, trailing garbage ignored */
     bool trailing_zeros;     /* only zero bytes followed the last member (gzip
                                 warns about them with -v) */
