@@ -218,34 +218,43 @@ rmdir "$W/outdir"
 section "signals"
 rm -f "$W/r" "$R/r"
 mk big $((40 * M))
-# sig SIGNAL MODE: start spigz slowed down (0.1 s per 1 MiB read), wait until
-# its output exists and a little more, send SIGNAL; it must exit 1 and leave
-# only the input.
-sig() {
-    local s=$1 mode=$2 args out pid
-    case $mode in
-        file) args=(big) out=big.gz ;;
-        o) args=(-o big.out big) out=big.out ;;
-    esac
-    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
-        exec env --default-signal=INT,TERM,HUP "$SPIGZ" "${args[@]}") 2> "$T/err" &
+# stall_start AFTER ARG...: start spigz ARG... in $W with its reads of files
+# stopped once AFTER bytes are read (fault.so), and return when they are: it
+# is then mid-run, its output created.  stall_go lets it go on.  The FIFOs
+# synchronise; timeout only guards against a hang.
+SD=$T/stall
+stall_start() {
+    local after=$1
+    shift
+    rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
+    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$after FAULT_STALL_DIR=$SD \
+        exec env --default-signal=INT,TERM,HUP "$SPIGZ" "$@") 2> "$T/err" &
     pid=$!
-    for _ in $(seq 1 100); do
-        [ -e "$W/$out" ] && break
-        sleep 0.05
-    done
-    sleep 0.5
-    if ! kill -0 "$pid" 2>/dev/null; then
-        wait "$pid"
-        fail "SIG$s ($mode): spigz ended (status $?) before the signal; output ${out} $( [ -e "$W/$out" ] && echo exists || echo absent)"
-        return
+    if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+        return 0
     fi
-    if [ -e "$W/$out" ]; then pass; else fail "SIG$s ($mode): $out was not created within 5 s"; fi
+    kill -9 "$pid" 2> /dev/null
+    wait "$pid"
+    fail "spigz $* never reached its stall at $after bytes (status $?): $(errtext "$T/err")"
+    return 1
+}
+stall_go() { timeout 120 sh -c ': > "$1"' sh "$SD/go" || fail "spigz did not take up its go"; }
+# sig SIGNAL MODE: a signal while spigz is mid-run: it must exit 1 and leave
+# only the input (its partial output, under a temporary name, removed).
+sig() {
+    local s=$1 mode=$2 args
+    case $mode in
+        file) args=(big) ;;
+        o) args=(-o big.out big) ;;
+    esac
+    stall_start $((8 * M)) "${args[@]}" || return
+    check "SIG$s ($mode): the partial output exists under a temporary name" \
+        [ "$(find "$W" -name '.big*' | wc -l)" = 1 ]
     kill -s "$s" "$pid"
     wait "$pid"
     RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
     rc_is "SIG$s mid-run ($mode)" 1
-    absent "SIG$s mid-run ($mode): partial output removed" "$out"
+    err_has "SIG$s mid-run ($mode): says so" "partial output removed"
     unchanged "SIG$s mid-run ($mode): input kept" big
     only "SIG$s mid-run ($mode): no stray files" big
 }
@@ -253,14 +262,25 @@ sig INT file
 sig TERM file
 sig HUP o
 sig TERM o
+sig XCPU file
+sig XFSZ o
+# -c: nothing to remove, and no claim that something was
+stall_start $((8 * M)) -c big > /dev/null
+kill -s INT "$pid"
+wait "$pid"
+RC=$? CMD="spigz -c big (SIGINT mid-run)"
+rc_is "SIGINT with -c" 1
+if grep -q "removed" "$T/err"; then fail "SIGINT with -c: claims an output was removed: $(errtext "$T/err")"; else pass; fi
 
 # A signal the caller ignores (nohup, background jobs) stays ignored.
 mk small $((6 * M))
-(cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
+rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
+(cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$M FAULT_STALL_DIR=$SD \
     exec env --ignore-signal=INT "$SPIGZ" -k small) 2> "$T/err" &
 pid=$!
-sleep 0.3
+timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled" || fail "spigz -k small never stalled"
 kill -s INT "$pid" 2>/dev/null
+stall_go
 wait "$pid"
 RC=$? CMD="spigz -k small (SIGINT ignored by the caller)"
 rc_is "an ignored SIGINT stays ignored" 0
@@ -294,20 +314,15 @@ section "size changes"
 # Wait until spigz has created its output (it then holds the input's size)
 # and is slowed down in its reads, then change the input.
 grow_shrink() {
-    local what=$1 pid
+    local what=$1
     mk chg $((8 * M))
-    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=200000 exec "$SPIGZ" -k chg) 2> "$T/err" &
-    pid=$!
-    for _ in $(seq 1 100); do
-        [ -e "$W/chg.gz" ] && break
-        sleep 0.05
-    done
-    sleep 0.1
+    stall_start $((2 * M)) -k chg || return
     if [ "$what" = grow ]; then
         head -c $((2 * M)) /dev/urandom >> "$W/chg"
     else
         truncate -s $((3 * M)) "$W/chg"
     fi
+    stall_go
     wait "$pid"
     RC=$? CMD="spigz -k chg (input ${what}s)"
     rc_is "a file that ${what}s while compressed: a warning" 2
@@ -417,34 +432,20 @@ for src in di dn; do
     rm -f "$W/$src.gz"
 done
 
-# Signals while decompressing to a file (reads slowed down to 0.1 s each).
+# Signals while decompressing to a file, stalled mid-run.
 for mode in di-file di-o dn-file; do
     src=${mode%-*}
     cp "$R/$src.gz" "$W/$src.gz"
     case $mode in
-        *-file) args=(-d "$src.gz") out=$src ;;
-        *-o) args=(-d -o "$src.out" "$src.gz") out=$src.out ;;
+        *-file) args=(-d "$src.gz") ;;
+        *-o) args=(-d -o "$src.out" "$src.gz") ;;
     esac
     for s in INT TERM; do
-        (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_READ_DELAY_US=100000 \
-            exec env --default-signal=INT,TERM,HUP "$SPIGZ" "${args[@]}") 2> "$T/err" &
-        pid=$!
-        for _ in $(seq 1 100); do
-            [ -e "$W/$out" ] && break
-            sleep 0.05
-        done
-        sleep 0.3
-        if ! kill -0 "$pid" 2>/dev/null; then
-            wait "$pid"
-            fail "decompression, SIG$s ($mode): spigz ended (status $?) before the signal"
-            continue
-        fi
-        if [ -e "$W/$out" ]; then pass; else fail "decompression, SIG$s ($mode): $out was not created within 5 s"; fi
+        stall_start $(($(stat -c %s "$W/$src.gz") / 2)) "${args[@]}" || continue
         kill -s "$s" "$pid"
         wait "$pid"
         RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
         rc_is "decompression, SIG$s mid-run ($mode)" 1
-        absent "decompression, SIG$s mid-run ($mode): partial output removed" "$out"
         unchanged "decompression, SIG$s mid-run ($mode): input kept" "$src.gz"
         only "decompression, SIG$s mid-run ($mode): no stray files" "$src.gz"
     done

@@ -6,6 +6,15 @@
  *   FAULT_READ_EIO_AFTER=N   FAULT_WRITE_ENOSPC_AFTER=N   FAULT_READ_DELAY_US=U
  *   FAULT_READ_EINTR=1       every other read of a file fails with EINTR
  *                            before reading anything (a signal arrived)
+ *   FAULT_STALL_AFTER=N FAULT_STALL_DIR=D
+ *                            the first read of a file that would pass N bytes
+ *                            in all writes a line to the FIFO D/stalled, then
+ *                            waits until the FIFO D/go is written to; reads on
+ *                            other threads past N wait for it too.  So a test
+ *                            knows spigz is mid-run (its output exists) by
+ *                            reading D/stalled, acts (a signal, a change to
+ *                            the input), then lets it go on: no sleeps, no
+ *                            timing.
  *
  * read, pread, write and pwrite are intercepted (and their 64-bit names).
  *
@@ -14,6 +23,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -35,11 +46,63 @@ static int fault_is_file(int fd)
     return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
 }
 
+static atomic_int fault_stall_state; /* 0 before, 1 stalled, 2 released */
+static atomic_llong fault_stall_total;
+
+/* Open and write (or read to its end) the FIFO dir/name. */
+static void fault_fifo(const char *dir, const char *name, int write_it)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n + strlen(name) + 2 > sizeof path)
+        return;
+    memcpy(path, dir, n);
+    path[n] = '/';
+    strcpy(path + n + 1, name);
+    int fd;
+    do
+        fd = open(path, write_it ? O_WRONLY : O_RDONLY);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return;
+    char b[64];
+    if (write_it)
+        (void)!write(fd, "stalled\n", 8);
+    else
+        while (read(fd, b, sizeof b) > 0)
+            ;
+    close(fd);
+}
+
+static void fault_stall(size_t n)
+{
+    long long after = fault_env("FAULT_STALL_AFTER");
+    const char *dir = getenv("FAULT_STALL_DIR");
+    if (after < 0 || dir == NULL)
+        return;
+    if (atomic_fetch_add(&fault_stall_total, (long long)n) + (long long)n <= after)
+        return;
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&fault_stall_state, &expect, 1)) {
+        int saved = errno;
+        fault_fifo(dir, "stalled", 1);
+        fault_fifo(dir, "go", 0);
+        atomic_store(&fault_stall_state, 2);
+        errno = saved;
+        return;
+    }
+    while (atomic_load(&fault_stall_state) == 1) { /* another thread waits for go */
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Returns -1 with errno set when this read must fail, else 0. */
 static int fault_before_read(int fd, size_t n)
 {
     if (!fault_is_file(fd))
         return 0;
+    fault_stall(n);
     long long delay = fault_env("FAULT_READ_DELAY_US");
     if (delay > 0) {
         struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};

@@ -207,4 +207,124 @@ check "-dc of 128 MiB pieces: sequential, no warning ($(cat e))" grep -q "(seque
 check "-dc of 128 MiB pieces: no warning" [ "$(grep -c index e)" = 0 ]
 rm -f rep rep.gz rep128.gz
 
+# ==== 7. named outputs ====
+section "7. outputs: devices and FIFOs written into, -f keeps the old file until the new one is whole"
+rnd d1 200000
+"$SPIGZ" -k d1
+# A device and a FIFO named with -o (and -f) are written into, never
+# replaced.  The device is a node of the null device made here (as root), so
+# that a spigz that replaced it would not replace the machine's /dev/null.
+if [ "$(id -u)" = 0 ] && mknod null c 1 3 2> /dev/null; then
+    dev=$W/null
+else
+    echo "NOTE: not root: the device case uses /dev/null, and only without -f" >&2
+    dev=
+fi
+for f in "" -f; do
+    [ -z "$dev" ] && [ -n "$f" ] && continue
+    "$SPIGZ" -d $f -o "${dev:-/dev/null}" d1.gz
+    status_is "-d $f -o a device" $? 0
+    check "-d $f -o a device: still the device" [ -c "${dev:-/dev/null}" ]
+    mkfifo fifo
+    timeout 120 cat fifo > fifo.out &
+    cat_pid=$!
+    "$SPIGZ" -d $f -o fifo d1.gz
+    s=$?
+    status_is "-d $f -o FIFO" $s 0
+    if [ -p fifo ] && [ $s = 0 ]; then
+        pass
+        wait $cat_pid
+        same "-d $f -o FIFO: what the reader got" fifo.out d1
+    else
+        fail "-d $f -o FIFO: not written into"
+        kill $cat_pid
+    fi
+    rm -f fifo fifo.out
+done
+if [ -n "$dev" ]; then
+    "$SPIGZ" -f -o "$dev" d1
+    check "-f -o a device (compressing): still the device" [ -c "$dev" ]
+fi
+# stdin is the output file: refused, the file intact
+cp d1 same
+"$SPIGZ" -f -o same < same 2> e
+status_is "-f -o X < X" $? 1
+same "-f -o X < X leaves X" same d1
+cp d1.gz same.gz
+"$SPIGZ" -d -f -o same.gz < same.gz 2> e
+status_is "-d -f -o X.gz < X.gz" $? 1
+same "-d -f -o X.gz < X.gz leaves X.gz" same.gz d1.gz
+"$SPIGZ" -c < same >> same 2> e
+status_is "-c < X >> X" $? 1
+same "-c < X >> X leaves X" same d1
+# -f: a failed run leaves the old output as it was
+printf old > keep.out
+cp big.gz bad.gz
+printf '\377' | dd of=bad.gz bs=1 seek=2000000 conv=notrunc 2> /dev/null
+"$SPIGZ" -d -f -o keep.out bad.gz 2> /dev/null
+status_is "-d -f -o onto an old file, corrupt input" $? 1
+check "-d -f -o: the old output kept" [ "$(cat keep.out)" = old ]
+printf old > d1.out
+LD_PRELOAD=$FAULT_SO FAULT_READ_EIO_AFTER=100000 "$SPIGZ" -f -o d1.out d1 2> /dev/null
+status_is "-f -o onto an old file, read error" $? 1
+check "-f -o: the old output kept after a read error" [ "$(cat d1.out)" = old ]
+check "no temporary file left behind" [ -z "$(find . -name '.*.??????')" ]
+# -f and success: replaced
+"$SPIGZ" -d -f -o keep.out d1.gz
+same "-d -f -o onto an old file" keep.out d1
+# mode: an output from stdin gets 0666 less the umask, as a redirection
+for m in 022 077 002; do
+    rm -f um.gz
+    (umask $m; "$SPIGZ" -o um.gz < d1)
+    want=$(printf '%o' $((0666 & ~0$m)))
+    check "umask $m: -o from stdin gets mode $want ($(stat -c %a um.gz))" [ "$(stat -c %a um.gz)" = "$want" ]
+    rm -f um
+    (umask $m; "$SPIGZ" -d -o um < um.gz)
+    check "umask $m: -d -o from stdin gets mode $want" [ "$(stat -c %a um)" = "$want" ]
+done
+# a file size limit (SIGXFSZ): the partial output goes, the input stays
+rm -f big
+(ulimit -f 100; exec "$SPIGZ" -d big.gz) 2> e
+status_is "-d past the file size limit" $? 1
+check "-d past the file size limit: no partial output" [ ! -e big ] && [ -z "$(find . -name '.big*')" ]
+check "-d past the file size limit: the input kept" [ -s big.gz ]
+(ulimit -f 100; exec "$SPIGZ" -k -f -o big.out zd) 2> e
+status_is "compression past the file size limit" $? 1
+check "compression past the file size limit: no partial output" [ ! -e big.out ] && [ -z "$(find . -name '.big*')" ]
+"$SPIGZ" -dc big.gz > big  # for what follows
+
+# ==== 8. numbers and levels ====
+section "8. malformed numbers are errors"
+for r in '5 :5' '5:5 ' '5x:5' ':5' '5:' '5:5KK' '5:-1' '18446744073709551616:1' '16777216T:1'; do
+    "$SPIGZ" -dc --range "$r" big.gz > o 2> e
+    status_is "--range '$r'" $? 1
+    check "--range '$r': nothing written" [ ! -s o ]
+done
+"$SPIGZ" -dc --range '5k:5' big.gz > o
+cmp -s o <(dd if=big bs=1 skip=5120 count=5 2> /dev/null) && pass || fail "--range 5k:5"
+for l in -99999 -13 -100 -012; do
+    "$SPIGZ" $l -c d1 > o 2> e
+    status_is "level $l" $? 1
+    check "level $l: 'invalid compression level'" grep -q "invalid compression level" e
+done
+for opt in "-p 0" "-p x" "-p 1x" "-b 4" "-b 99999999999" "--zero-run 0" "--seed 1x" "-p ''"; do
+    eval "\"\$SPIGZ\" $opt -c d1" > o 2> e
+    status_is "$opt" $? 1
+done
+
+# ==== 9. messages and status ====
+section "9. messages: true, and the status of a full stdout"
+"$SPIGZ" -dc big.gz > /dev/null 2> e
+status_is "-dc" $? 0
+for a in -h -V -L --help --version "--estimate big" "--map big" "-l big.gz"; do
+    "$SPIGZ" $a > /dev/full 2> e
+    status_is "$a > /dev/full" $? 1
+    "$SPIGZ" $a >&- 2> e
+    status_is "$a with stdout closed" $? 1
+done
+gzip -V > /dev/full 2> /dev/null
+status_is "(gzip agrees: -V > /dev/full)" $? 1
+"$SPIGZ" -V | grep -q "^Copyright" && pass || fail "-V has no copyright line"
+"$SPIGZ" -L | grep -q "zlib\|Permission is granted" && pass || fail "-L shows no license"
+
 finish

@@ -560,9 +560,17 @@ z "$T/h.gz" -c -9 "$hf" && hdr_is "-9 sets XFL 2" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=2 os=3 name=file.txt"
 z "$T/h.gz" -c -1 "$hf" && hdr_is "-1 sets XFL 4" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=4 os=3 name=file.txt"
-touch -d "2200-01-01 00:00:00 UTC" "$hf"
-z "$T/h.gz" -c "$hf" && hdr_is "mtime beyond 32 bits: MTIME 0, name stored" "$T/h.gz" \
-    "flg=8 mtime=0 xfl=0 os=3 name=file.txt"
+# A time beyond MTIME's 32 bits (or before 1970): MTIME 0 and, as gzip, a
+# warning (status 2); with -n nothing is stored and nothing said.
+for when in "2200-01-01 00:00:00 UTC" "1960-01-01 00:00:00 UTC"; do
+    touch -d "$when" "$hf"
+    "$SPIGZ" -c "$hf" > "$T/h.gz" 2> "$T/z.err"
+    rc=$?
+    check "mtime $when: status $rc, expected 2 (gzip's warning)" [ "$rc" -eq 2 ]
+    check "mtime $when: the warning names the file" grep -q "file.txt: warning: file timestamp out of range" "$T/z.err"
+    hdr_is "mtime $when: MTIME 0, name stored" "$T/h.gz" "flg=8 mtime=0 xfl=0 os=3 name=file.txt"
+    z "$T/h.gz" -n -c "$hf"
+done
 rt "header case" "$T/h.gz" "$hf"
 
 # A regular file of size 0 with content (/proc): read as a stream.
