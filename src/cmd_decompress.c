@@ -67,7 +67,7 @@ static double cd_ratio(uint64_t in, uint64_t out)
  * file, but of none when there are several (so does gzip 1.12). */
 static uint64_t cd_list_frame(const struct dec_list *l)
 {
-    return l->have_header && l->members == 1 ? l->hdr.len + 8 : 0;
+    return l->have_header && l->members == 1 && !l->legacy ? l->hdr.len + 8 : 0;
 }
 
 static double cd_list_ratio(const struct dec_list *l)
@@ -205,7 +205,10 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
         struct tm tm;
         if (localtime_r(&t, &tm) != NULL)
             strftime(when, sizeof when, "%b %e %H:%M", &tm);
-        printf("%5s %08x %12s ", "defla", l->crc, when);
+        if (l->legacy) /* gzip prints its -1 */
+            printf("%5s ffffffffffffffff %12s ", l->method, when);
+        else
+            printf("%5s %08x %12s ", l->method, l->crc, when);
     } else if (c->verbose) {
         printf("%28s", "");
     }

@@ -618,6 +618,9 @@ static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct s
     l->trailing_garbage = us.trailing_garbage;
     l->trailing_zeros = us.trailing_zeros;
     l->maybe_wrapped = us.out_bytes != us.last_isize;
+    l->legacy = us.members > 0 && us.last_fmt != UNZ_LAST_GZIP;
+    l->method = us.last_fmt == UNZ_LAST_PACK ? "pack " : us.last_fmt == UNZ_LAST_LZW ? "compr"
+                                                                                      : "defla";
     return 0;
 }
 
@@ -639,6 +642,7 @@ int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err
     l->have_header = true;
     l->hdr = x.hdr;
     l->members = 1;
+    l->method = "defla";
     idx_free(&x);
     (void)lseek(in_fd, (off_t)end, SEEK_SET);
     return 0;

@@ -69,6 +69,8 @@ struct dec_list {
     unsigned members;    /* not exact: gzip members decoded */
     bool trailing_garbage, trailing_zeros; /* not exact: as in dec_stats */
     uint32_t crc;        /* the last member's CRC-32 */
+    bool legacy;         /* the last member is pack or LZW: no CRC-32 */
+    const char *method;  /* gzip -lv's name for it: "defla", "pack ", "compr" */
     bool have_header;
     struct gz_info hdr;
     char index_warning[160];

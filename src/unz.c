@@ -2,6 +2,7 @@
 #include "unz.h"
 #include "crcz.h"
 #include "engine.h"
+#include "legacy.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -265,9 +266,23 @@ static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
 enum unz_next { UNZ_NEXT_MEMBER, UNZ_NEXT_DONE, UNZ_NEXT_ZEROS, UNZ_NEXT_GARBAGE,
                 UNZ_NEXT_COPY, UNZ_NEXT_ERROR };
 
+/* What a member's first two bytes say it is: gzip (1f 8b, and 1f 9e of
+ * gzip 0.5), pack(1) (1f 1e) or compress(1)'s LZW (1f 9d), the formats GNU
+ * gzip decompresses; anything else is not a member. */
+enum unz_fmt { UNZ_FMT_NONE, UNZ_FMT_GZIP, UNZ_FMT_PACK, UNZ_FMT_LZW };
+
+static enum unz_fmt unz_fmt(const uint8_t *p)
+{
+    if (p[0] != 0x1f)
+        return UNZ_FMT_NONE;
+    return p[1] == 0x8b || p[1] == 0x9e ? UNZ_FMT_GZIP
+         : p[1] == 0x1e ? UNZ_FMT_PACK
+         : p[1] == 0x9d ? UNZ_FMT_LZW : UNZ_FMT_NONE;
+}
+
 static bool unz_magic(const uint8_t *p)
 {
-    return p[0] == 0x1f && (p[1] == 0x8b || p[1] == 0x9e);
+    return unz_fmt(p) != UNZ_FMT_NONE;
 }
 
 /* After a member: another member, the end, only zero bytes up to the end
@@ -301,23 +316,31 @@ static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy)
     }
 }
 
+/* Raw output (not a gzip member's: no CRC to fold) into pipeline items. */
+static int unz_put(struct unz_ctx *c, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        struct unz_item *it = unz_cur(c);
+        if (it == NULL)
+            return -1;
+        size_t k = n < UNZ_OUT - it->len ? n : UNZ_OUT - it->len;
+        memcpy(it->buf + it->len, p, k);
+        it->len += k;
+        p += k;
+        n -= k;
+        if (it->len == UNZ_OUT)
+            unz_flush(c, UNZ_RAW);
+    }
+    return 0;
+}
+
 /* Copy the rest of the input through unchanged (gzip -dcf on non-gzip). */
 static int unz_copy(struct unz_ctx *c, struct ibuf *b)
 {
     for (;;) {
-        while (b->pos < b->len) {
-            struct unz_item *it = unz_cur(c);
-            if (it == NULL)
-                return -1;
-            size_t n = b->len - b->pos;
-            if (n > UNZ_OUT - it->len)
-                n = UNZ_OUT - it->len;
-            memcpy(it->buf + it->len, b->buf + b->pos, n);
-            it->len += n;
-            b->pos += n;
-            if (it->len == UNZ_OUT)
-                unz_flush(c, UNZ_RAW);
-        }
+        if (unz_put(c, b->buf + b->pos, b->len - b->pos) != 0)
+            return -1;
+        b->pos = b->len;
         if (b->eof) {
             unz_flush(c, UNZ_RAW);
             return 0;
@@ -325,6 +348,57 @@ static int unz_copy(struct unz_ctx *c, struct ibuf *b)
         if (ib_fill(b) != 0)
             return -1;
     }
+}
+
+/* ---- pack and LZW members (legacy.c) ---- */
+
+struct unz_lg {
+    struct unz_ctx *c;
+    struct ibuf *b;
+};
+
+static ssize_t unz_lg_read(void *ctx, const uint8_t **p, size_t want)
+{
+    struct ibuf *b = ((struct unz_lg *)ctx)->b;
+    if (b->pos == b->len && ib_fill(b) != 0)
+        return -1;
+    size_t n = b->len - b->pos < want ? b->len - b->pos : want;
+    *p = b->buf + b->pos;
+    b->pos += n;
+    return (ssize_t)n;
+}
+
+static int unz_lg_getc(void *ctx)
+{
+    return ib_getc(((struct unz_lg *)ctx)->b);
+}
+
+static int unz_lg_put(void *ctx, const uint8_t *p, size_t n)
+{
+    return unz_put(((struct unz_lg *)ctx)->c, p, n);
+}
+
+/* A pack member (then more may follow, as in gzip) or an LZW stream (to
+ * the end of the input).  Its output goes out as raw items, ended by an END
+ * item with nothing to check (the decoders check what they can). */
+static int unz_legacy(struct unz_ctx *c, struct ibuf *b, enum unz_fmt f, struct unz_stats *st)
+{
+    struct unz_lg lc = {c, b};
+    struct lg_io io = {unz_lg_getc, unz_lg_read, unz_lg_put, &lc};
+    uint64_t n = 0;
+    int rc;
+    if (f == UNZ_FMT_PACK) {
+        b->pos += 2;
+        rc = lg_unpack(&io, &n, &c->perr);
+    } else {
+        rc = lg_unlzw(&io, &n, &c->perr);
+    }
+    st->last_fmt = f == UNZ_FMT_PACK ? UNZ_LAST_PACK : UNZ_LAST_LZW;
+    st->last_isize = (uint32_t)n;
+    st->last_crc = UINT32_MAX;
+    st->legacy_bytes += n;
+    unz_flush(c, UNZ_RAW);
+    return rc;
 }
 
 /* All members, then the end of the input. */
@@ -342,6 +416,17 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
     if (!magic)
         return unz_data_error(c, avail < 2 ? "unexpected end of file" : "not in gzip format");
     for (;;) {
+        enum unz_fmt f = unz_fmt(b->buf + b->pos);
+        if (f == UNZ_FMT_LZW) { /* it reads to the end of the input */
+            st->members++;
+            return unz_legacy(c, b, f, st);
+        }
+        if (f == UNZ_FMT_PACK) {
+            st->members++;
+            if (unz_legacy(c, b, f, st) != 0)
+                return -1;
+            goto next;
+        }
         struct gz_info h;
         int hs = gz_read_header(ib_getc, b, &h);
         if (hs != GZ_OK) {
@@ -356,6 +441,8 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
         }
         if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b, st) != 0)
             return -1;
+        st->last_fmt = UNZ_LAST_GZIP;
+    next:
         switch (unz_next(c, b, o->copy_non_gzip)) {
         case UNZ_NEXT_MEMBER:
             continue;

@@ -2,7 +2,8 @@
  *
  * Reads members one after the other as GNU gzip 1.12 does: any header
  * (FEXTRA, FNAME, FCOMMENT, FHCRC), empty members, a CRC-32 and ISIZE check
- * per member, and after the last member: trailing zero bytes ignored, other
+ * per member, pack(1) members and an LZW (.Z) stream (legacy.h), and after
+ * the last member: trailing zero bytes ignored, other
  * trailing bytes a warning ("trailing garbage ignored"), a lone non-zero
  * byte or a cut header an error.  With copy_non_gzip (gzip -dcf), input that
  * is not gzip, at the start or after a member, is copied through unchanged.
@@ -45,7 +46,10 @@ struct unz_stats {
     uint64_t in_bytes;       /* compressed bytes read */
     uint64_t out_bytes;      /* bytes decoded */
     unsigned members;
-    uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l) */
+    uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l); for
+                                      pack or LZW: UINT32_MAX, its length */
+    enum { UNZ_LAST_GZIP, UNZ_LAST_PACK, UNZ_LAST_LZW } last_fmt;
+    uint64_t legacy_bytes;   /* decoded from pack and LZW members */
     bool trailing_garbage;   /* warn: decompression OK, trailing garbage ignored */
     bool trailing_zeros;     /* only zero bytes followed the last member (gzip
                                 warns about them with -v) */
