@@ -55,6 +55,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     o.chunk = (size_t)c->chunk_kib << 10;
     o.zmin = c->zmin_kib << 10;
     o.index = c->index;
+    o.rsyncable = c->rsyncable;
     /* Name and time for regular files only: not for stdin or devices. */
     if (c->store_name && j->in_path != NULL && S_ISREG(j->st.st_mode)) {
         o.name = cli_base(j->in_path);

@@ -293,6 +293,9 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     struct seg sg;
     struct seg_sink sink = {c, cmp_get, cmp_data, cmp_zero};
     seg_init(&sg, opts->chunk, opts->zmin, CMP_ZMAX, &sink);
+    struct seg_rsync rs;
+    if (opts->rsyncable)
+        seg_rsyncable(&sg, &rs);
     int fed = cmp_feed(c, &in, &sg);
     int closed = pool_close(c->pool, fed != 0);
     if (fed != 0 || closed != 0) {

@@ -42,6 +42,7 @@ struct cmp_opts {
     const char *name;   /* FNAME to store, or NULL */
     uint32_t mtime;     /* MTIME to store, 0 for none */
     bool index;         /* append the piece index (doc/FORMAT.md) */
+    bool rsyncable;     /* content-defined chunk ends (scan.h, seg_rsyncable) */
     struct sp_progress *progress; /* counters to advance, or NULL (see below) */
 };
 

@@ -83,8 +83,50 @@ void seg_init(struct seg *s, size_t chunk, uint64_t zmin, uint64_t zmax,
     s->sink = *sink;
 }
 
+void seg_rsyncable(struct seg *s, struct seg_rsync *rs)
+{
+    /* splitmix64 from a fixed seed: the table is part of the output format's
+     * determinism and must never change */
+    uint64_t x = 0x73706967797a5253ull; /* "spigyzRS" */
+    for (int i = 0; i < 256; i++) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        rs->gear[i] = z ^ (z >> 31);
+    }
+    rs->hash = 0;
+    /* chunk/4 past the minimum on average: 1 MiB chunks average ~512 KiB and
+     * reach the maximum in e^-3 (5%) of cases */
+    rs->bits = 0;
+    while (((size_t)2 << rs->bits) <= s->chunk / 4)
+        rs->bits++;
+    s->rs = rs;
+}
+
+/* How many of p[0..n) (NULL: zeros) go in the chunk being filled: up to
+ * and including a content-defined end (*cut), or all n. */
+static size_t seg_rs_take(struct seg *s, const uint8_t *p, size_t n, bool *cut)
+{
+    struct seg_rsync *rs = s->rs;
+    size_t min = s->chunk / 4;
+    uint64_t h = rs->hash, g0 = rs->gear[0];
+    unsigned shift = 64 - rs->bits;
+    *cut = false;
+    for (size_t i = 0; i < n; i++) {
+        h = (h << 1) + (p != NULL ? rs->gear[p[i]] : g0);
+        if (s->fill + i + 1 >= min && (h >> shift) == 0) {
+            *cut = true;
+            return i + 1;
+        }
+    }
+    rs->hash = h;
+    return n;
+}
+
 static int seg_flush_chunk(struct seg *s)
 {
+    if (s->rs != NULL)
+        s->rs->hash = 0;
     if (s->fill == 0)
         return 0;
     uint8_t *buf = s->buf;
@@ -103,6 +145,9 @@ static int seg_append(struct seg *s, const uint8_t *p, size_t n)
         size_t take = s->chunk - s->fill;
         if (take > n)
             take = n;
+        bool cut = false;
+        if (s->rs != NULL && !s->blank)
+            take = seg_rs_take(s, p, take, &cut);
         if (s->blank) {
             /* shape only: lengths matter, bytes do not */
         } else if (p != NULL) {
@@ -113,7 +158,7 @@ static int seg_append(struct seg *s, const uint8_t *p, size_t n)
         }
         s->fill += take;
         n -= take;
-        if (s->fill == s->chunk && seg_flush_chunk(s) != 0)
+        if ((s->fill == s->chunk || cut) && seg_flush_chunk(s) != 0)
             return -1;
     }
     return 0;

@@ -42,6 +42,18 @@ struct seg_sink {
     int (*zero)(void *ctx, uint64_t len);
 };
 
+/* --rsyncable: data chunks end where the content says (a gear hash of the
+ * last 64 bytes, its top SEG_RS_BITS(chunk) bits zero) once they are at
+ * least chunk/4 long, and at chunk at the latest; so an insertion or a
+ * deletion changes the chunks near it only, and the rest of a later backup
+ * compresses to the same bytes (what rsync and deduplicating stores need).
+ * The boundaries are a function of the bytes alone, as every rule here. */
+struct seg_rsync {
+    uint64_t gear[256];  /* fixed pseudo-random values, one per byte value */
+    uint64_t hash;
+    unsigned bits;       /* the average chunk is about chunk/4 + 2^bits */
+};
+
 struct seg {
     size_t chunk;        /* data chunk size, a multiple of SCAN_BLOCK */
     uint64_t zmin, zmax; /* zero-run threshold and piece size */
@@ -53,10 +65,15 @@ struct seg {
     uint64_t pos;        /* bytes presented so far */
     uint64_t zero_bytes; /* bytes sent down the zero path */
     bool blank;          /* shape only: no bytes are copied (seg_blank) */
+    struct seg_rsync *rs; /* --rsyncable, or NULL */
 };
 
 void seg_init(struct seg *s, size_t chunk, uint64_t zmin, uint64_t zmax,
               const struct seg_sink *sink);
+
+/* Cut data chunks where the content says (see struct seg_rsync); rs is the
+ * caller's, alive as long as s.  Call after seg_init, before any input. */
+void seg_rsyncable(struct seg *s, struct seg_rsync *rs);
 
 /* Classify p[0..n) block by block and route it.  Returns 0, or -1 when a
  * sink callback asked to stop. */

@@ -21,6 +21,34 @@ struct ev {
 
 /* ---- the model: the rules of scan.h applied to a whole buffer ---- */
 
+/* --rsyncable in the model: the gear values come from the code under test
+ * (they are constants of the format), the rule is written out here. */
+static bool model_rs;
+static struct seg_rsync model_tab;
+
+/* The data chunks of p[a, b): every CHUNK bytes, or (model_rs) after the
+ * first byte, at least CHUNK/4 into a chunk, where the gear hash of the
+ * chunk's bytes so far has its top model_tab.bits bits zero. */
+static void model_data(const uint8_t *p, size_t a, size_t b, struct ev *out, int *ne)
+{
+    size_t c = a;
+    while (c < b) {
+        size_t end = b - c < CHUNK ? b : c + CHUNK;
+        if (model_rs) {
+            uint64_t h = 0;
+            for (size_t i = c; i < end; i++) {
+                h = (h << 1) + model_tab.gear[p[i]];
+                if (i + 1 - c >= CHUNK / 4 && (h >> (64 - model_tab.bits)) == 0) {
+                    end = i + 1;
+                    break;
+                }
+            }
+        }
+        out[(*ne)++] = (struct ev){false, end - c};
+        c = end;
+    }
+}
+
 static int model(const uint8_t *p, size_t n, struct ev *out)
 {
     int ne = 0;
@@ -40,8 +68,7 @@ static int model(const uint8_t *p, size_t n, struct ev *out)
         }
         if (j - i >= ZMIN) {
             if (in_data)
-                for (size_t d = data_start; d < i; d += CHUNK)
-                    out[ne++] = (struct ev){false, i - d < CHUNK ? i - d : CHUNK};
+                model_data(p, data_start, i, out, &ne);
             in_data = false;
             for (size_t z = i; z < j; z += ZMAX)
                 out[ne++] = (struct ev){true, j - z < ZMAX ? j - z : ZMAX};
@@ -55,8 +82,7 @@ static int model(const uint8_t *p, size_t n, struct ev *out)
         i = j == i ? i + (n - i < SCAN_BLOCK ? n - i : SCAN_BLOCK) : j;
     }
     if (in_data)
-        for (size_t d = data_start; d < n; d += CHUNK)
-            out[ne++] = (struct ev){false, n - d < CHUNK ? n - d : CHUNK};
+        model_data(p, data_start, n, out, &ne);
     return ne;
 }
 
@@ -126,6 +152,9 @@ static void run_one(const uint8_t *p, size_t n, enum feed how, unsigned seed)
     struct seg s;
     struct seg_sink sink = {&r, rec_get, rec_data, rec_zero};
     seg_init(&s, CHUNK, ZMIN, ZMAX, &sink);
+    struct seg_rsync rs;
+    if (model_rs)
+        seg_rsyncable(&s, &rs);
     srand(seed);
     r.blank = how == FEED_BLANK;
     if (how == FEED_BLANK)
@@ -227,6 +256,72 @@ START_TEST(layouts_all_feeds)
 }
 END_TEST
 
+START_TEST(rsyncable_layouts)
+{
+    /* the content-defined ends, against the model, fed every way but
+     * seg_blank (which has no bytes to look at) */
+    struct seg dummy;
+    struct seg_sink none = {NULL, NULL, NULL, NULL};
+    seg_init(&dummy, CHUNK, ZMIN, ZMAX, &none);
+    seg_rsyncable(&dummy, &model_tab);
+    ck_assert_uint_gt(model_tab.bits, 8);
+    model_rs = true;
+    size_t cap = 4u << 20;
+    uint8_t *p = malloc(cap);
+    unsigned cuts = 0;
+    for (unsigned seed = 1; seed <= 40; seed++) {
+        size_t n = make_layout(p, cap, seed);
+        for (int how = FEED_ONE; how < FEED_BLANK; how++)
+            run_one(p, n, (enum feed)how, seed * 5 + (unsigned)how);
+        static struct ev ev[MAXEV];
+        int ne = model(p, n, ev);
+        for (int k = 0; k < ne; k++)
+            cuts += !ev[k].zero && ev[k].len < CHUNK;
+    }
+    ck_assert_uint_gt(cuts, 100); /* content-defined ends do happen */
+    free(p);
+    model_rs = false;
+}
+END_TEST
+
+START_TEST(rsyncable_resynchronises)
+{
+    /* bytes inserted into a long data stretch change only the chunks around
+     * the insertion: the chunks before are the same, and after the first
+     * content-defined end past it they are the same again */
+    model_rs = true;
+    struct seg dummy;
+    struct seg_sink none = {NULL, NULL, NULL, NULL};
+    seg_init(&dummy, CHUNK, ZMIN, ZMAX, &none);
+    seg_rsyncable(&dummy, &model_tab);
+    size_t n = 3u << 20, at = n / 2, ins = 333;
+    uint8_t *a = malloc(n), *b = malloc(n + ins);
+    srand(11);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (uint8_t)(1 + rand() % 255);
+    memcpy(b, a, at);
+    for (size_t i = 0; i < ins; i++)
+        b[at + i] = (uint8_t)(1 + rand() % 255);
+    memcpy(b + at + ins, a + at, n - at);
+    static struct ev ea[MAXEV], eb[MAXEV];
+    int na = model(a, n, ea), nb = model(b, n + ins, eb);
+    run_one(a, n, FEED_RANDOM, 1);
+    run_one(b, n + ins, FEED_RANDOM, 2);
+    /* the same chunks from each end, but for a few around the change */
+    int same_head = 0, same_tail = 0;
+    while (same_head < na && same_head < nb && ea[same_head].len == eb[same_head].len)
+        same_head++;
+    while (same_tail < na && same_tail < nb &&
+           ea[na - 1 - same_tail].len == eb[nb - 1 - same_tail].len)
+        same_tail++;
+    ck_assert_int_gt(na, 40);
+    ck_assert_int_le(na - same_head - same_tail, 3);
+    free(a);
+    free(b);
+    model_rs = false;
+}
+END_TEST
+
 START_TEST(edge_sizes)
 {
     /* Sizes N-1, N, N+1 around the block and the chunk, all data, all zero,
@@ -298,6 +393,8 @@ int main(void)
     tcase_add_test(t, is_zero_every_size_and_position);
     tcase_add_test(t, layouts_all_feeds);
     tcase_add_test(t, edge_sizes);
+    tcase_add_test(t, rsyncable_layouts);
+    tcase_add_test(t, rsyncable_resynchronises);
     tcase_add_test(t, zero_run_threshold);
     tcase_add_test(t, sink_failure_propagates);
     suite_add_tcase(s, t);
