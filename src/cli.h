@@ -33,7 +33,6 @@ struct cli {
     bool recursive;              /* -r */
     unsigned walking;            /* inside a directory given with -r */
     bool rsyncable;              /* --rsyncable */
-    bool env_used;               /* GZIP held options */
     int verbose;
     int level;
     unsigned threads;

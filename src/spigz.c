@@ -33,6 +33,7 @@ static void cli_help(void)
 "  -t, --test           check compressed files\n"
 "  -l, --list           list compressed and uncompressed sizes\n"
 "  -k, --keep           keep (don't delete) input files\n"
+"  -r, --recursive      operate on the files in directories, recursively\n"
 "  -f, --force          overwrite outputs; compress links and files with links;\n"
 "                       with -dc, copy data that is not gzip unchanged\n"
 "  -0 ... -9            compression level (default 6); -10 ... -12 with\n"
@@ -41,6 +42,8 @@ static void cli_help(void)
 "  -b, --blocksize KiB  data chunk size in KiB (default 1024)\n"
 "      --zero-run KiB   shortest zero run coded as a zero run (default %u)\n"
 "      --no-index       compress without the index; decompress without using it\n"
+"      --rsyncable      end data chunks where the content says, so that a\n"
+"                       change moves only the compressed bytes near it\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --estimate[=full]  write nothing; predict the compressed size, the\n"
@@ -63,9 +66,13 @@ static void cli_help(void)
 "  -q, --quiet          suppress warnings\n"
 "  -h, --help           show this help and exit\n"
 "  -V, --version        show the version and the data engine and exit\n"
+"  -L, --license        show the license and exit\n"
 "\n"
 "Block and character devices are read by name and never removed; they need\n"
-"-c or -o.  Exit status: 0 success, 1 error, 2 warning.\n",
+"-c or -o.  An existing device or FIFO given to -o is written into.\n"
+"Decompression reads gzip, pack (.z) and compress (.Z) input, as gzip does.\n"
+"GZIP in the environment may hold -1..-9, -n, -N, -q, -v, --fast, --best,\n"
+"--rsyncable, as for gzip.  Exit status: 0 success, 1 error, 2 warning.\n",
         cli_prog, (unsigned)(CMP_ZMIN_DEFAULT >> 10));
 }
 
@@ -449,7 +456,10 @@ static void cli_parse_env(struct cli *c)
         i = a[1] == '-' ? cli_parse_long(c, n, words, i) : cli_parse_short(c, n, words, i);
     }
     cli_in_env = false;
-    c->env_used = n > 1;
+    /* gzip warns unless GZIP itself asks for quiet (a -q on the command
+     * line comes too late to silence it) */
+    if (n > 1 && !c->quiet)
+        cli_msg("warning: GZIP environment variable is deprecated; use an alias or script");
     /* the strings stay referenced by options: never freed */
     free(words);
 }
@@ -597,8 +607,6 @@ int main(int argc, char **argv)
     }
     cli_parse_env(&c);
     int nfiles = cli_parse(&c, argc, argv, files);
-    if (c.env_used && !c.quiet)
-        cli_msg("warning: GZIP environment variable is deprecated; use an alias or script");
     cli_validate(&c, nfiles);
     /* Decompression stores no name by default; -N asks to restore it. */
     if (c.mode != MODE_COMPRESS && c.mode != MODE_ESTIMATE && !c.name_set)
