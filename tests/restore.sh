@@ -7,7 +7,7 @@
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need gzip python3 cmp od dd head truncate
+need gzip python3 cmp od dd head truncate rsync compress
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 W=$T/w
@@ -326,5 +326,134 @@ gzip -V > /dev/full 2> /dev/null
 status_is "(gzip agrees: -V > /dev/full)" $? 1
 "$SPIGZ" -V | grep -q "^Copyright" && pass || fail "-V has no copyright line"
 "$SPIGZ" -L | grep -q "zlib\|Permission is granted" && pass || fail "-L shows no license"
+
+# ==== 10. drop-in for gzip ====
+section "10. gzip's behaviour: GZIP, names, suffixes, -l, -v, -r, pack and LZW"
+mkdir p10 && cd p10 || exit 1
+printf 'hello hello hello hello\n' > h
+# gz_vs_sp DESC CMD...: gzip and spigz (as "TOOL") give the same stdout and
+# status class; each runs in a copy of the current directory.
+gz_vs_sp() {
+    local desc=$1 g s
+    shift
+    rm -rf ../gz.d ../sp.d && cp -a . ../gz.d && cp -a . ../sp.d
+    (cd ../gz.d && TOOL=gzip eval "$*") > ../gz.out 2> ../gz.err
+    g=$?
+    (cd ../sp.d && TOOL=$SPIGZ eval "$*") > ../sp.out 2> ../sp.err
+    s=$?
+    status_is "$desc (gzip: $g)" "$s" "$g"
+    same "$desc: stdout" ../sp.out ../gz.out
+    if [ "$(cd ../gz.d && ls -A | sort | tr '\n' ' ')" = "$(cd ../sp.d && ls -A | sort | tr '\n' ' ')" ]; then
+        pass
+    else
+        fail "$desc: files left: gzip: $(ls -A ../gz.d | tr '\n' ' '), spigz: $(ls -A ../sp.d | tr '\n' ' ')"
+    fi
+}
+gzip -k h
+# GZIP: allowed options applied with a warning; others refused; -q silences
+gz_vs_sp "GZIP=-v" 'GZIP=-v "$TOOL" -k -f h 2>&1 | grep -c deprecated'
+gz_vs_sp "GZIP=-c refused" 'GZIP=-c "$TOOL" -k -f h'
+gz_vs_sp "GZIP=--stdout refused" 'GZIP=--stdout "$TOOL" -k -f h'
+gz_vs_sp "GZIP=operand refused" 'GZIP=foo "$TOOL" -k -f h'
+gz_vs_sp "GZIP=-q: no warning" 'GZIP="-9 -q" "$TOOL" -k -f h 2>&1 | grep -c deprecated'
+gz_vs_sp "GZIP=-9 with -q" 'GZIP=-9 "$TOOL" -q -k -f h 2>&1 | grep -c deprecated'
+gz_vs_sp "GZIP empty" 'GZIP=" " "$TOOL" -k -f h 2>&1 | grep -c deprecated'
+gz_vs_sp "GZIP=-n: no name stored" 'GZIP=-n "$TOOL" -q -c h | "$TOOL" -dc -N -l 2>/dev/null | tail -1 | awk "{print \$4}"'
+# -d FILE finds FILE.gz; a missing FILE.gz is named; links refused by the .gz name
+gz_vs_sp "-d FILE finds FILE.gz" 'rm h; "$TOOL" -d h; cat h'
+gz_vs_sp "-d FILE finds FILE.z" 'rm h; mv h.gz h.z; "$TOOL" -d h; cat h'
+gz_vs_sp "-d missing names FILE.gz" 'rm h; "$TOOL" -d nothere 2>&1 | grep -c nothere.gz'
+gz_vs_sp "-d LINK finds LINK.gz" 'rm h; ln -s h.gz l.gz; "$TOOL" -d l 2>&1 | grep -c "l.gz"'
+gz_vs_sp "-d HARDLINK finds it" 'rm h; ln h.gz hl.gz; "$TOOL" -d hl 2>&1 | grep -c "hl.gz"'
+gz_vs_sp "-f FILE.gz makes FILE.gz.gz" '"$TOOL" -f h.gz; ls'
+gz_vs_sp "FILE.gz without -f is left" '"$TOOL" h.gz 2>&1 | grep -c "already has"'
+# -l: heading, -q, a corrupt file is an error, several members
+cat h.gz h.gz > hh.gz
+cp h.gz bad.gz
+printf '\377' | dd of=bad.gz bs=1 seek=15 conv=notrunc 2> /dev/null
+gz_vs_sp "-l" '"$TOOL" -l h.gz hh.gz'
+gz_vs_sp "-lv" '"$TOOL" -lv h.gz hh.gz | cut -c1-15,35-'
+gz_vs_sp "-lq prints no heading" '"$TOOL" -lq h.gz'
+gz_vs_sp "-l of a corrupt file" '"$TOOL" -l bad.gz'
+gz_vs_sp "-l from stdin" '"$TOOL" -l < hh.gz'
+# -v from stdin
+seq 1 3000 > num
+gz_vs_sp "-cv from stdin" '"$TOOL" -cv < num 2>&1 > /dev/null | tr -d "0-9."'
+gz_vs_sp "-dcv from stdin" '"$TOOL" -dcv < h.gz 2>&1 > /dev/null'
+gz_vs_sp "-tv from stdin" '"$TOOL" -tv < h.gz 2>&1'
+# -r
+mkdir -p tree/a/b
+cp h tree/x
+cp h tree/a/y
+cp h.gz tree/a/b/z.gz
+gz_vs_sp "-r" '"$TOOL" -r tree; find tree | sort'
+gz_vs_sp "-dr" '"$TOOL" -d -r tree; find tree | sort'
+gz_vs_sp "-lr" '"$TOOL" -l -r tree | sort'
+rm -rf tree
+# levels run together are one level (pigz's -11); gzip's own -1..-9 agree
+for l in 1 6 9; do
+    gz_vs_sp "-$l" '"$TOOL" -'$l' -c h | gzip -dc'
+done
+# pack(1) and LZW (.Z)
+python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex("1f1e0000000603010100616e6216c8"))' > banana.z
+if command -v compress > /dev/null; then
+    compress -c h > h.Z
+    gz_vs_sp "-dc .Z" '"$TOOL" -dc h.Z'
+    gz_vs_sp "-d .Z" '"$TOOL" -d h.Z; cat h'
+    gz_vs_sp "-l .Z" '"$TOOL" -l h.Z'
+    cat h.gz h.Z > gzZ.gz
+    gz_vs_sp "-dc gzip then LZW" '"$TOOL" -dc gzZ.gz'
+else
+    fail "compress (ncompress) is not installed: the LZW cases are not run"
+fi
+gz_vs_sp "-dc pack" '"$TOOL" -dc banana.z'
+gz_vs_sp "-lv pack" '"$TOOL" -lv banana.z | cut -c1-24,35-'
+cat h.gz banana.z h.gz > mixed.gz
+gz_vs_sp "-dc gzip, pack, gzip" '"$TOOL" -dc mixed.gz'
+(cat h.gz; printf '\037\036') > packcut.gz
+gz_vs_sp "a member then pack bytes: status 1" '"$TOOL" -dc packcut.gz'
+# unspigz and spigzcat (and gunzip, zcat) by name
+ln -s "$SPIGZ" unspigz
+ln -s "$SPIGZ" spigzcat
+ln -s "$SPIGZ" zcat
+cp h.gz k.gz
+./spigzcat k.gz > o && same "spigzcat FILE" o h
+./zcat < k.gz > o && same "zcat < FILE (a link named zcat)" o h
+./unspigz k.gz && same "unspigz FILE" k h
+check "unspigz FILE removed FILE.gz" [ ! -e k.gz ]
+./unspigz -x 2> e
+check "messages carry the name spigz was run by ($(cat e))" grep -q "^unspigz: " e
+cd ..
+
+# ==== 11. --rsyncable ====
+section "11. --rsyncable: an insertion changes the chunks near it only (rsync's statistics)"
+need rsync
+"$PY3" -c 'import random, sys
+r = random.Random(1)
+a = bytearray()
+for i in range(300):
+    a += r.randbytes(30000) + (b"text line %d with some words\n" % i) * 700
+open(sys.argv[1], "wb").write(a)
+open(sys.argv[2], "wb").write(a[:6000000] + b"INSERTED" * 125 + a[6000000:])' ra rb
+lit() { # lit OLD NEW: rsync's literal bytes sending NEW over OLD
+    rm -rf rdst && mkdir rdst && cp "$1" rdst/new
+    rsync --no-whole-file --stats "$2" rdst/new | awk '/^Literal data/ { gsub(",", "", $3); print $3 }'
+}
+for f in ra rb; do
+    "$SPIGZ" --rsyncable -c $f > $f.rs.gz
+    "$SPIGZ" -c $f > $f.gz
+    gzip -dc < $f.rs.gz | cmp -s - $f && pass || fail "--rsyncable: $f.rs.gz does not decompress to $f"
+done
+size=$(wc -c < rb.rs.gz)
+with=$(lit ra.rs.gz rb.rs.gz)
+without=$(lit ra.gz rb.gz)
+check "--rsyncable: rsync sends $with of $size bytes (without: $without): under a fifth" \
+    [ "$with" -lt $((size / 5)) ]
+check "without --rsyncable rsync sends more than a third ($without of $size)" \
+    [ "$without" -gt $((size / 3)) ]
+"$SPIGZ" --rsyncable -p 1 -c rb | cmp -s - rb.rs.gz && pass || fail "--rsyncable: -p 1 and -p 2 differ"
+"$SPIGZ" --rsyncable -c < rb | cmp -s - <(cat rb | "$SPIGZ" --rsyncable -n -c) && pass ||
+    fail "--rsyncable: a file on stdin and a pipe differ"
+rm -rf ra rb ra.* rb.* rdst
 
 finish
