@@ -20,6 +20,9 @@ else
     SPIGZ_ALLOW_SKIP=1
     export SPIGZ_ALLOW_SKIP
 fi
+# VERBOSE: a failing test's log is printed (automake's harness reads it).
+VERBOSE=1
+export VERBOSE
 make -s -j"$(nproc)" distcheck
 scripts/sanitize.sh
 scripts/fuzz.sh 30
