@@ -12,7 +12,8 @@
  * Beyond "no crash, no leak, no undefined behaviour" (the sanitizers), the
  * harness checks what must hold whatever the input:
  *   - a memfd never yields a read error and a discard sink never a write
- *     error: every failure is SP_ERR_DATA (invalid input) or SP_ERR_NOMEM;
+ *     error: every failure is invalid input (SP_ERR_DATA, SP_ERR_FORMAT,
+ *     SP_ERR_CHECK) or SP_ERR_NOMEM;
  *     SP_ERR_INTERNAL, SP_ERR_READ and the rest abort;
  *   - idx_load() on the memfd returns 0 or 1, never -1 (no read error), and
  *     when it returns 1 the pieces tile [0, total) and the deflate stream;
@@ -90,7 +91,8 @@ static int stream_with(const uint8_t *p, size_t n)
 
 static void check_kind(const struct sp_err *e)
 {
-    if (e->kind != SP_ERR_DATA && e->kind != SP_ERR_NOMEM) {
+    if (e->kind != SP_ERR_DATA && e->kind != SP_ERR_FORMAT && e->kind != SP_ERR_CHECK &&
+        e->kind != SP_ERR_NOMEM) {
         fprintf(stderr, "fuzz_decode: unexpected error kind %d: %s\n", (int)e->kind, e->msg);
         abort();
     }

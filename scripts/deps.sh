@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [build|test|bench]   (default: test)
 set -eu
 what=${1:-test}
-build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev libarchive-dev check"
+build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev check"
 test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync"
 bench="$test time"
 case $what in

@@ -593,6 +593,11 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     st->trailing_zeros = us.trailing_zeros;
     st->have_header = us.have_header;
     st->hdr = us.first;
+    st->last_mtime = us.last_mtime;
+    st->zip_more = us.zip_more;
+    st->lzw_flags = us.lzw_flags;
+    st->extras = us.extras;
+    memcpy(st->extra_len, us.extra_len, sizeof st->extra_len);
     return rc;
 }
 
@@ -607,20 +612,39 @@ static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct s
         return -1;
     struct unz_opts uo = {.threads = threads};
     struct unz_stats us;
-    if (unz_run(fd, &o, &uo, &us, err) != 0)
+    int rc = unz_run(fd, &o, &uo, &us, err);
+    l->lzw_flags = us.lzw_flags; /* the notes hold on failure too */
+    l->extras = us.extras;
+    memcpy(l->extra_len, us.extra_len, sizeof l->extra_len);
+    if (rc != 0)
         return -1;
     l->have_header = us.have_header;
     l->hdr = us.first;
-    l->compressed = us.in_bytes;
+    /* gzip -l counts the whole input, the part after a zip file's first
+     * entry too (which no decoder reads) */
+    l->compressed = us.read_bytes;
+    for (;;) {
+        uint8_t sink[8192];
+        ssize_t n = read(fd, sink, sizeof sink);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        l->compressed += (uint64_t)n;
+    }
     l->uncompressed = us.last_isize;
     l->crc = us.last_crc;
     l->members = us.members;
     l->trailing_garbage = us.trailing_garbage;
     l->trailing_zeros = us.trailing_zeros;
     l->maybe_wrapped = us.out_bytes != us.last_isize;
+    /* gzip -lv's method names, and its CRC "-1" for all but gzip members */
     l->legacy = us.members > 0 && us.last_fmt != UNZ_LAST_GZIP;
-    l->method = us.last_fmt == UNZ_LAST_PACK ? "pack " : us.last_fmt == UNZ_LAST_LZW ? "compr"
-                                                                                      : "defla";
+    l->method = us.last_fmt == UNZ_LAST_PACK ? "pack "
+              : us.last_fmt == UNZ_LAST_LZW ? "compr"
+              : us.last_fmt == UNZ_LAST_ZIP_STORE ? "store" : "defla";
+    l->zip_more = us.zip_more;
+    l->mtime = us.last_mtime;
     return 0;
 }
 
@@ -643,6 +667,7 @@ int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err
     l->hdr = x.hdr;
     l->members = 1;
     l->method = "defla";
+    l->mtime = x.hdr.mtime;
     idx_free(&x);
     (void)lseek(in_fd, (off_t)end, SEEK_SET);
     return 0;

@@ -33,6 +33,7 @@
 #include "gzip.h"
 #include "osink.h"
 #include "progress.h"
+#include "unz.h"
 
 struct dec_opts {
     unsigned threads;
@@ -52,6 +53,11 @@ struct dec_stats {
     char index_warning[160]; /* an index was present but not used: why */
     bool have_header;
     struct gz_info hdr;      /* the (first) member's header */
+    uint32_t last_mtime;     /* sequential: the last member's MTIME that is set */
+    unsigned lzw_flags;      /* sequential: LZW's reserved flags that were set */
+    bool zip_more;           /* a zip file of more than one entry (gzip warns) */
+    unsigned extras;         /* sequential: members with an extra field... */
+    unsigned extra_len[UNZ_EXTRAS]; /* ...and its length (gzip -v notes them) */
 };
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
@@ -68,11 +74,16 @@ struct dec_list {
     bool maybe_wrapped;  /* not exact and big enough to exceed 4 GiB */
     unsigned members;    /* not exact: gzip members decoded */
     bool trailing_garbage, trailing_zeros; /* not exact: as in dec_stats */
+    unsigned lzw_flags, extras;            /* not exact: as in dec_stats */
+    bool zip_more;
+    unsigned extra_len[UNZ_EXTRAS];
     uint32_t crc;        /* the last member's CRC-32 */
     bool legacy;         /* the last member is pack or LZW: no CRC-32 */
     const char *method;  /* gzip -lv's name for it: "defla", "pack ", "compr" */
     bool have_header;
     struct gz_info hdr;
+    uint32_t mtime;      /* -N's time: the last member's MTIME that is set
+                            (gzip's), the data member's with an index */
     char index_warning[160];
 };
 

@@ -15,6 +15,15 @@ enum sp_kind {
     SP_ERR_NOMEM,    /* an allocation failed */
     SP_ERR_SYS,      /* another system call failed (thread creation, ...) */
     SP_ERR_DATA,     /* the compressed input is invalid or truncated */
+    SP_ERR_FORMAT,   /* the input is not in a format decoded here, or a member
+                        header asks for what is not supported: the file is
+                        refused, the run goes on (gzip's "not in gzip format",
+                        "unknown method") */
+    SP_ERR_CHECK,    /* the data decoded but its CRC-32 or length is not the
+                        trailer's: the file is bad, the run goes on, as
+                        gzip's does; SP_ERR_DATA (data that cannot be
+                        decoded, or cut) and the I/O errors end the run, as
+                        they end gzip's */
     SP_ERR_INTERNAL  /* a bug: an engine or invariant failed */
 };
 

@@ -103,6 +103,7 @@ int gz_read_header(gz_getc_fn get, void *ctx, struct gz_info *h)
     if (flags & GZ_FEXTRA) {
         unsigned xlen = (unsigned)(gz_byte(&r) & 0xff);
         xlen |= (unsigned)(gz_byte(&r) & 0xff) << 8;
+        h->extra_len = xlen;
         for (unsigned i = 0; i < xlen && r.status == GZ_OK; i++)
             gz_byte(&r);
     }

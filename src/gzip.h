@@ -54,6 +54,7 @@ struct gz_info {
     uint32_t mtime;
     char name[GZ_NAME_MAX]; /* stored FNAME, NUL-terminated; "" if none */
     uint64_t len;           /* header bytes, magic to FHCRC included */
+    unsigned extra_len;     /* FEXTRA's XLEN, 0 without one */
     unsigned hcrc_stored, hcrc_computed;
 };
 

@@ -6,10 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef HAVE_LIBARCHIVE
-#include <archive.h>
-#include <archive_entry.h>
-#endif
 
 /* ---- output, buffered ---- */
 
@@ -233,86 +229,190 @@ done:
     return rc;
 }
 
-/* ==== compress(1)'s LZW, through libarchive ==== */
+/* ==== compress(1)'s LZW ====
+ *
+ * Written here rather than taken from libarchive's compress filter: spigz
+ * must reach gzip's verdict on every input, and libarchive's differs (it
+ * refuses the reserved flag bits gzip only warns about, and when its header
+ * check fails it falls back to passing the bytes through).  The rules are
+ * compress(1)'s and gzip's unlzw: after the magic, a flags byte (the largest
+ * code width, 9..16, in bits 0-4; block mode, where code 256 clears the
+ * table, in bit 7); then codes of 9 bits and up, least significant bit
+ * first, read in groups of `width` bytes (8 codes): when the width grows or
+ * the table is cleared, the rest of the group is skipped, and groups are
+ * counted from there.  The stream ends where the input does (fewer bits than
+ * a code are left over). */
 
-#ifdef HAVE_LIBARCHIVE
+#define LZW_BITS 16
+#define LZW_CLEAR 256
 
-bool lg_have_lzw(void) { return true; }
+struct lzw {
+    uint16_t prefix[1 << LZW_BITS];
+    uint8_t suffix[1 << LZW_BITS];
+    uint8_t stack[1 << LZW_BITS];
+};
 
-static la_ssize_t lg_ar_read(struct archive *a, void *ctx, const void **buf)
+struct lzw_in {
+    const struct lg_io *io;
+    uint64_t bitpos;      /* bits since the groups' origin: the first code,
+                             then the end of each skipped group (compress(1)
+                             starts its groups afresh there) */
+    uint32_t buf;         /* bits not yet consumed, lowest first */
+    int have;
+    bool eof;
+};
+
+/* The next code of n bits, or -1 at the end of the input, -2 read error. */
+static int lzw_code(struct lzw_in *in, int n)
 {
-    const struct lg_io *io = ctx;
-    const uint8_t *p;
-    ssize_t n = io->read(io->ctx, &p, LG_OUT);
-    if (n < 0) {
-        archive_set_error(a, EIO, "read error");
-        return -1;
+    while (in->have < n && !in->eof) {
+        int c = in->io->getc(in->io->ctx);
+        if (c == -2)
+            return -2;
+        if (c < 0) {
+            in->eof = true;
+            break;
+        }
+        in->buf |= (uint32_t)c << in->have;
+        in->have += 8;
     }
-    *buf = p;
-    return n;
+    if (in->have < n)
+        return -1;
+    int code = (int)(in->buf & ((1u << n) - 1));
+    in->buf >>= n;
+    in->have -= n;
+    in->bitpos += (uint64_t)n;
+    return code;
 }
 
-static int lg_ar_fail(struct archive *a, struct sp_err *err)
+/* Skip to the end of the current group of n codes of n bits (n bytes). */
+static int lzw_skip_group(struct lzw_in *in, int n)
 {
-    const char *why = archive_error_string(a);
-    if (archive_errno(a) == EIO && why != NULL && strcmp(why, "read error") == 0)
-        sp_err_set(err, SP_ERR_READ, EIO, "read error");
-    else
-        sp_err_set(err, SP_ERR_DATA, 0, "corrupt input (LZW): %s",
-                   why != NULL ? why : "invalid data");
+    uint64_t group = (uint64_t)n * 8;
+    uint64_t rest = (group - in->bitpos % group) % group;
+    while (rest > 0) {
+        int step = rest > 8 ? 8 : (int)rest;
+        int c = lzw_code(in, step);
+        if (c == -2)
+            return -2;
+        if (c == -1)
+            break; /* the end of the input inside a skipped group */
+        rest -= (uint64_t)step;
+    }
+    in->bitpos = 0;
+    return 0;
+}
+
+static int lzw_corrupt(struct sp_err *err)
+{
+    sp_err_set(err, SP_ERR_DATA, 0, "corrupt input.");
     return -1;
 }
 
-int lg_unlzw(const struct lg_io *io, uint64_t *out_len, struct sp_err *err)
+static int lzw_run(const struct lg_io *io, struct lzw *t, struct lg_out *o, unsigned *warn,
+                   struct sp_err *err)
 {
-    *out_len = 0;
-    struct archive *a = archive_read_new();
-    if (a == NULL) {
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+    int flags = io->getc(io->ctx);
+    if (flags < 0) {
+        sp_err_set(err, flags == -1 ? SP_ERR_DATA : SP_ERR_READ, 0,
+                   flags == -1 ? "unexpected end of file" : "read error");
         return -1;
     }
-    int rc = -1;
-    struct archive_entry *e;
-    uint8_t *buf = malloc(LG_OUT);
-    if (buf == NULL) {
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
-    } else if (archive_read_support_filter_compress(a) != ARCHIVE_OK ||
-               archive_read_support_format_raw(a) != ARCHIVE_OK ||
-               archive_read_open(a, (void *)io, NULL, lg_ar_read, NULL) != ARCHIVE_OK ||
-               archive_read_next_header(a, &e) != ARCHIVE_OK) {
-        lg_ar_fail(a, err);
-    } else {
-        for (;;) {
-            la_ssize_t n = archive_read_data(a, buf, LG_OUT);
-            if (n == 0) {
-                rc = 0;
-                break;
-            }
-            if (n < 0) {
-                lg_ar_fail(a, err);
-                break;
-            }
-            if (io->put(io->ctx, buf, (size_t)n) != 0)
-                break;
-            *out_len += (uint64_t)n;
-        }
+    *warn = (unsigned)flags & 0x60; /* reserved: gzip warns and goes on */
+    bool block = flags & 0x80;
+    int maxbits = flags & 0x1f;
+    if (maxbits > LZW_BITS) {
+        sp_err_set(err, SP_ERR_FORMAT, 0, "compressed with %d bits, can only handle %d bits",
+                   maxbits, LZW_BITS);
+        return -1;
     }
-    free(buf);
-    archive_read_free(a);
+    int32_t maxmax = 1 << maxbits;
+    int n = 9;
+    int32_t maxcode = (1 << n) - 1, next = block ? 257 : 256;
+    int oldcode = -1;
+    uint8_t fin = 0;
+    for (int i = 0; i < 256; i++) {
+        t->prefix[i] = 0;
+        t->suffix[i] = (uint8_t)i;
+    }
+    struct lzw_in in = {io, 0, 0, 0, false};
+    for (;;) {
+        if (next > maxcode) { /* wider codes, from the next group on */
+            if (lzw_skip_group(&in, n) != 0)
+                return -1;
+            n++;
+            maxcode = n == maxbits ? maxmax : (1 << n) - 1;
+        }
+        int code = lzw_code(&in, n);
+        if (code == -1)
+            return 0;
+        if (code == -2) {
+            sp_err_set(err, SP_ERR_READ, EIO, "read error");
+            return -1;
+        }
+        if (oldcode == -1) {
+            if (code >= 256)
+                return lzw_corrupt(err);
+            fin = (uint8_t)code;
+            oldcode = code;
+            if (lg_byte(o, fin) != 0)
+                return -1;
+            continue;
+        }
+        if (code == LZW_CLEAR && block) {
+            memset(t->prefix, 0, 256 * sizeof t->prefix[0]);
+            next = 256; /* the next code added is 256, never used */
+            if (lzw_skip_group(&in, n) != 0)
+                return -1;
+            n = 9;
+            maxcode = (1 << n) - 1;
+            continue;
+        }
+        int incode = code, sp = 1 << LZW_BITS;
+        if (code >= next) { /* KwKwK: the string just being defined */
+            if (code > next)
+                return lzw_corrupt(err);
+            t->stack[--sp] = fin;
+            code = oldcode;
+        }
+        while (code >= 256) {
+            if (sp == 0)
+                return lzw_corrupt(err);
+            t->stack[--sp] = t->suffix[code];
+            code = t->prefix[code];
+        }
+        if (sp == 0)
+            return lzw_corrupt(err);
+        t->stack[--sp] = fin = t->suffix[code];
+        for (; sp < 1 << LZW_BITS; sp++)
+            if (lg_byte(o, t->stack[sp]) != 0)
+                return -1;
+        if (next < maxmax) {
+            t->prefix[next] = (uint16_t)oldcode;
+            t->suffix[next] = fin;
+            next++;
+        }
+        oldcode = incode;
+    }
+}
+
+int lg_unlzw(const struct lg_io *io, uint64_t *out_len, unsigned *warn_flags,
+             struct sp_err *err)
+{
+    struct lzw *t = malloc(sizeof *t);
+    struct lg_out *o = calloc(1, sizeof *o);
+    int rc = -1;
+    *warn_flags = 0;
+    if (t == NULL || o == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+    } else {
+        o->io = io;
+        rc = lzw_run(io, t, o, warn_flags, err);
+        if (lg_flush(o) != 0)
+            rc = -1;
+        *out_len = o->total;
+    }
+    free(t);
+    free(o);
     return rc;
 }
-
-#else
-
-bool lg_have_lzw(void) { return false; }
-
-int lg_unlzw(const struct lg_io *io, uint64_t *out_len, struct sp_err *err)
-{
-    (void)io;
-    *out_len = 0;
-    sp_err_set(err, SP_ERR_DATA, 0,
-               "LZW (.Z) input: this spigz was built without libarchive, which decodes it");
-    return -1;
-}
-
-#endif

@@ -1,6 +1,6 @@
 /* legacy.h — the two formats older than gzip that GNU gzip still decompresses:
- * pack(1) (magic 1f 1e: one Huffman code, decoded here) and compress(1)'s LZW
- * (magic 1f 9d, .Z: decoded by libarchive, when spigz was built with it).
+ * pack(1) (magic 1f 1e: one Huffman code) and compress(1)'s LZW (magic
+ * 1f 9d, .Z), both decoded here (see legacy.c for why not by libarchive).
  *
  * Both follow GNU gzip 1.12: pack's tree checks, its length check and its
  * reading ahead (it decodes with up to 12 bits in hand, so the byte after a
@@ -10,8 +10,9 @@
  * Input through the callbacks (lg_io), output through `put`, in pieces of at
  * most LG_OUT bytes.  Contract: pure functions of their input, any thread,
  * one call per lg_io at a time; never print.  Return 0, or -1 with *err set:
- * SP_ERR_DATA for invalid input (gzip's words where it has them), or the
- * callbacks' failure (then *err is left for the caller's own record).
+ * SP_ERR_DATA for invalid input (gzip's words where it has them),
+ * SP_ERR_FORMAT for input gzip refuses without decoding (LZW of more than
+ * 16 bits), or the callbacks' failure.
  */
 #ifndef SPIGZ_LEGACY_H
 #define SPIGZ_LEGACY_H
@@ -29,9 +30,6 @@ struct lg_io {
     /* The next input byte (0..255), -1 at the end of the input, -2 on a
      * read error. */
     int (*getc)(void *ctx);
-    /* The input from the current position: *p and up to `want` bytes,
-     * consumed; 0 at the end, -1 on a read error. */
-    ssize_t (*read)(void *ctx, const uint8_t **p, size_t want);
     /* Output n bytes; 0, or -1 to stop. */
     int (*put)(void *ctx, const uint8_t *p, size_t n);
     void *ctx;
@@ -41,10 +39,10 @@ struct lg_io {
  * decoded (also on failure). */
 int lg_unpack(const struct lg_io *io, uint64_t *out_len, struct sp_err *err);
 
-/* An LZW stream from its magic on, to the end of the input. */
-int lg_unlzw(const struct lg_io *io, uint64_t *out_len, struct sp_err *err);
-
-/* Whether LZW input can be decoded (libarchive was there at build time). */
-bool lg_have_lzw(void);
+/* An LZW stream, its two magic bytes already taken, to the end of the
+ * input.  *warn_flags: the reserved flag bits that were set (gzip warns
+ * "unknown flags" and goes on). */
+int lg_unlzw(const struct lg_io *io, uint64_t *out_len, unsigned *warn_flags,
+             struct sp_err *err);
 
 #endif

@@ -129,7 +129,7 @@ static int unz_emit(void *vctx, void *vitem)
         c->crc = 0;
         c->mlen = 0;
         if (!crc_ok || !len_ok) {
-            sp_err_set(&c->werr, SP_ERR_DATA, 0, "invalid compressed data--%s",
+            sp_err_set(&c->werr, SP_ERR_CHECK, 0, "invalid compressed data--%s",
                        crc_ok ? "length error" : "crc error");
             return -1;
         }
@@ -357,17 +357,6 @@ struct unz_lg {
     struct ibuf *b;
 };
 
-static ssize_t unz_lg_read(void *ctx, const uint8_t **p, size_t want)
-{
-    struct ibuf *b = ((struct unz_lg *)ctx)->b;
-    if (b->pos == b->len && ib_fill(b) != 0)
-        return -1;
-    size_t n = b->len - b->pos < want ? b->len - b->pos : want;
-    *p = b->buf + b->pos;
-    b->pos += n;
-    return (ssize_t)n;
-}
-
 static int unz_lg_getc(void *ctx)
 {
     return ib_getc(((struct unz_lg *)ctx)->b);
@@ -384,21 +373,104 @@ static int unz_lg_put(void *ctx, const uint8_t *p, size_t n)
 static int unz_legacy(struct unz_ctx *c, struct ibuf *b, enum unz_fmt f, struct unz_stats *st)
 {
     struct unz_lg lc = {c, b};
-    struct lg_io io = {unz_lg_getc, unz_lg_read, unz_lg_put, &lc};
+    struct lg_io io = {unz_lg_getc, unz_lg_put, &lc};
     uint64_t n = 0;
-    int rc;
-    if (f == UNZ_FMT_PACK) {
-        b->pos += 2;
-        rc = lg_unpack(&io, &n, &c->perr);
-    } else {
-        rc = lg_unlzw(&io, &n, &c->perr);
-    }
+    unsigned flags = 0;
+    b->pos += 2;
+    int rc = f == UNZ_FMT_PACK ? lg_unpack(&io, &n, &c->perr)
+                               : lg_unlzw(&io, &n, &flags, &c->perr);
+    if (flags != 0)
+        st->lzw_flags = flags;
     st->last_fmt = f == UNZ_FMT_PACK ? UNZ_LAST_PACK : UNZ_LAST_LZW;
     st->last_isize = (uint32_t)n;
     st->last_crc = UINT32_MAX;
     st->legacy_bytes += n;
     unz_flush(c, UNZ_RAW);
     return rc;
+}
+
+/* ---- a zip file's first entry, as gzip -d takes it ---- */
+
+static uint32_t unz_le16(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static bool unz_is_zip(struct ibuf *b)
+{
+    ssize_t avail = ib_need(b, 4);
+    return avail >= 4 && memcmp(b->buf + b->pos, "PK\003\004", 4) == 0;
+}
+
+/* gzip decompresses a zip file holding one stored or deflated entry (the
+ * first of several, with a warning).  The local header (30 bytes, then the
+ * name and an extra field), the data, and, when flag 8 says so, a data
+ * descriptor (its signature PK 07 08 optional) with the CRC-32 and sizes;
+ * nothing after the entry is read. */
+static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_stats *st)
+{
+    if (ib_need(b, 30) < 30)
+        return b->failed ? -1 : unz_data_error(c, "unexpected end of file");
+    const uint8_t *h = b->buf + b->pos;
+    uint32_t flags = unz_le16(h + 6), method = unz_le16(h + 8), crc = unz_le32(h + 14);
+    uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
+    size_t skip = 30 + unz_le16(h + 26) + unz_le16(h + 28);
+    if (flags & 1) {
+        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "encrypted file -- use unzip");
+        return -1;
+    }
+    if (method != 0 && method != 8) {
+        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "first entry not deflated or stored -- use unzip");
+        return -1;
+    }
+    for (size_t k = 0; k < skip; k++)
+        if (ib_getc(b) < 0)
+            return b->failed ? -1 : unz_data_error(c, "unexpected end of file");
+    st->members++;
+    st->last_fmt = method == 8 ? UNZ_LAST_ZIP_DEFLATE : UNZ_LAST_ZIP_STORE;
+    if (method == 8) {
+        if (unz_inflate(c, b, zs) != 0)
+            return -1;
+    } else {
+        if (csize != usize)
+            return unz_data_error(c, "invalid compressed data--length mismatch");
+        for (uint32_t left = csize; left > 0;) {
+            ssize_t avail = ib_need(b, 1);
+            if (avail <= 0)
+                return avail < 0 ? -1 : unz_data_error(c, "unexpected end of file");
+            size_t n = (size_t)avail < left ? (size_t)avail : left;
+            struct unz_item *it;
+            for (size_t k = 0; k < n;) {
+                if ((it = unz_cur(c)) == NULL)
+                    return -1;
+                size_t m = n - k < UNZ_OUT - it->len ? n - k : UNZ_OUT - it->len;
+                memcpy(it->buf + it->len, b->buf + b->pos + k, m);
+                it->len += m;
+                k += m;
+                if (it->len == UNZ_OUT)
+                    unz_flush(c, UNZ_DATA);
+            }
+            b->pos += n;
+            left -= (uint32_t)n;
+        }
+    }
+    if (flags & 8) { /* the data descriptor */
+        if (ib_need(b, 16) < 12)
+            return b->failed ? -1 : unz_data_error(c, "unexpected end of file");
+        const uint8_t *d = b->buf + b->pos;
+        size_t at = memcmp(d, "PK\007\010", 4) == 0 ? 4 : 0;
+        if (at == 4 && b->len - b->pos < 16)
+            return unz_data_error(c, "unexpected end of file");
+        crc = unz_le32(d + at);
+        usize = unz_le32(d + at + 8);
+        b->pos += at + 12;
+    }
+    st->last_crc = crc;
+    st->last_isize = usize;
+    if (unz_end_item(c, crc, usize) != 0)
+        return -1;
+    st->zip_more = unz_is_zip(b);
+    return 0;
 }
 
 /* All members, then the end of the input. */
@@ -411,10 +483,16 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
         return -1;
     const uint8_t *p = b->buf + b->pos;
     bool magic = avail >= 2 && unz_magic(p);
+    if (!magic && unz_is_zip(b))
+        return unz_zip(c, b, zs, st); /* the whole input: gzip reads no further */
     if (!magic && o->copy_non_gzip)
         return unz_copy(c, b);
-    if (!magic)
-        return unz_data_error(c, avail < 2 ? "unexpected end of file" : "not in gzip format");
+    if (!magic && avail < 2)
+        return unz_data_error(c, "unexpected end of file");
+    if (!magic) {
+        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "not in gzip format");
+        return -1;
+    }
     for (;;) {
         enum unz_fmt f = unz_fmt(b->buf + b->pos);
         if (f == UNZ_FMT_LZW) { /* it reads to the end of the input */
@@ -433,12 +511,20 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             char msg[128];
             if (hs == GZ_READ_ERROR)
                 return -1;
-            return unz_data_error(c, gz_status_msg(hs, &h, msg, sizeof msg));
+            /* gzip refuses what a header asks for and goes on with the next
+             * file; a header cut short is an error like any cut input */
+            sp_err_set(&c->perr, hs == GZ_TRUNCATED ? SP_ERR_DATA : SP_ERR_FORMAT, 0, "%s",
+                       gz_status_msg(hs, &h, msg, sizeof msg));
+            return -1;
         }
         if (st->members++ == 0) {
             st->first = h;
             st->have_header = true;
         }
+        if (h.mtime != 0) /* gzip -N takes the last member's time that is set */
+            st->last_mtime = h.mtime;
+        if ((h.flags & GZ_FEXTRA) && st->extras < UNZ_EXTRAS)
+            st->extra_len[st->extras++] = h.extra_len;
         if (unz_inflate(c, b, zs) != 0 || unz_trailer(c, b, st) != 0)
             return -1;
         st->last_fmt = UNZ_LAST_GZIP;
@@ -494,7 +580,8 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
          * is the same whatever the threads' timing.  Only a failure of the
          * pipeline itself (a write error, memory) stops it short. */
         unz_flush(c, UNZ_DATA);
-        bool input_failed = c->perr.kind == SP_ERR_DATA || c->perr.kind == SP_ERR_READ;
+        bool input_failed = c->perr.kind == SP_ERR_DATA || c->perr.kind == SP_ERR_READ ||
+                            c->perr.kind == SP_ERR_FORMAT;
         int closed = pool_close(c->pool, fed != 0 && !input_failed);
         /* After bad input too: zero blocks output last are still owed to a
          * sparse file (a seek and its size), or the file would be short. */
@@ -514,6 +601,7 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         pool_free(c->pool, unz_item_free);
     }
     st->in_bytes = b.total - (b.len - b.pos);
+    st->read_bytes = b.total;
     inflateEnd(&zs);
     free(b.buf);
     free(c);

@@ -44,12 +44,22 @@ struct unz_opts {
 
 struct unz_stats {
     uint64_t in_bytes;       /* compressed bytes read */
+    uint64_t read_bytes;     /* bytes read from the descriptor (in_bytes and
+                                what was read ahead of it) */
     uint64_t out_bytes;      /* bytes decoded */
     unsigned members;
     uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l); for
                                       pack or LZW: UINT32_MAX, its length */
-    enum { UNZ_LAST_GZIP, UNZ_LAST_PACK, UNZ_LAST_LZW } last_fmt;
+    enum { UNZ_LAST_GZIP, UNZ_LAST_PACK, UNZ_LAST_LZW, UNZ_LAST_ZIP_DEFLATE,
+           UNZ_LAST_ZIP_STORE } last_fmt;
+    bool zip_more;           /* a zip file with more than one entry: gzip warns */
     uint64_t legacy_bytes;   /* decoded from pack and LZW members */
+    unsigned lzw_flags;      /* LZW's reserved flag bits that were set:
+                                gzip warns "unknown flags" */
+    uint32_t last_mtime;     /* the last MTIME that is not 0 (gzip -N's) */
+#define UNZ_EXTRAS 64
+    unsigned extras;         /* members with FEXTRA (up to UNZ_EXTRAS)... */
+    unsigned extra_len[UNZ_EXTRAS]; /* ...and its length: gzip -v notes them */
     bool trailing_garbage;   /* warn: decompression OK, trailing garbage ignored */
     bool trailing_zeros;     /* only zero bytes followed the last member (gzip
                                 warns about them with -v) */
