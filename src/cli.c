@@ -32,6 +32,15 @@ static void cli_vmsg(const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+void cli_stop_on(struct cli *c, const struct sp_err *err)
+{
+    /* a CRC-32 or length that does not match ends the run too, but not for
+     * -t and -l, which gzip runs on to the next file */
+    bool testing = c->mode == MODE_TEST || c->mode == MODE_LIST;
+    if (err->kind != SP_ERR_FORMAT && (err->kind != SP_ERR_CHECK || !testing))
+        c->stop = true;
+}
+
 void cli_msg(const char *fmt, ...)
 {
     va_list ap;
@@ -164,7 +173,9 @@ int cli_out_create(struct cli *c, const char *path, bool named)
         return -1;
     }
     if (exists && !c->force) {
-        cli_warn(c, "%s already exists; not overwritten", path);
+        /* gzip says so even with -q */
+        cli_status(c, EXIT_WARN);
+        cli_msg("%s already exists; not overwritten", path);
         return -1;
     }
     if (exists && !S_ISREG(st.st_mode)) {
@@ -263,7 +274,7 @@ static void cli_copy_meta(int fd, const struct cli_job *j, const struct timespec
     struct timespec ts[2] = {st->st_atim, mtime != NULL ? *mtime : st->st_mtim};
     (void)futimens(fd, ts);
     (void)!fchown(fd, st->st_uid, st->st_gid);
-    (void)fchmod(fd, st->st_mode & 07777);
+    (void)fchmod(fd, st->st_mode & 0777); /* never set-ID or sticky, as gzip */
 }
 
 bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
@@ -329,6 +340,13 @@ int cli_open_input(struct cli *c, const char *path, struct cli_job *j)
     } else if (S_ISREG(m) && !stays && !c->force && j->st.st_nlink > 1) {
         cli_warn(c, "%s has %lu other link%s -- file ignored", path,
                  (unsigned long)(j->st.st_nlink - 1), j->st.st_nlink > 2 ? "s" : "");
+    } else if (S_ISREG(m) && !stays && (m & (S_ISUID | S_ISGID))) {
+        /* gzip will not make a file from a set-ID one, -f or not (its output
+         * would carry the bits); a sticky one only with -f, the output then
+         * without the bit */
+        cli_warn(c, "%s is set-%s-ID on execution - ignored", path, m & S_ISUID ? "user" : "group");
+    } else if (S_ISREG(m) && !stays && !c->force && (m & S_ISVTX)) {
+        cli_warn(c, "%s has the sticky bit set - file ignored", path);
     } else {
         j->in_fd = fd;
         j->in_path = path;

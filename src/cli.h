@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "err.h"
 #include "osink.h"
 
 #define EXIT_OK 0
@@ -33,6 +34,7 @@ struct cli {
     bool recursive;              /* -r */
     unsigned walking;            /* inside a directory given with -r */
     bool rsyncable;              /* --rsyncable */
+    bool stop;                   /* an error ended the run (cli_stop_on) */
     int verbose;
     int level;
     unsigned threads;
@@ -51,6 +53,7 @@ struct cli {
     int status;                  /* worst exit status so far */
     /* -l totals */
     unsigned listed;
+    unsigned operands;           /* file operands on the command line */
     uint64_t list_in, list_out;
     uint64_t list_frame;         /* header + trailer of the last file listed */
     bool list_inexact;
@@ -67,6 +70,12 @@ struct cli_job {
 extern const char *cli_prog;
 
 void cli_status(struct cli *c, int status);
+
+/* After a failed file: gzip ends the run on an error in the data or in
+ * reading or writing (its abort), on a CRC-32 or length mismatch but with
+ * -t or -l, and goes on after a file it refuses as a whole (not gzip, a
+ * header it does not support).  Sets c->stop. */
+void cli_stop_on(struct cli *c, const struct sp_err *err);
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

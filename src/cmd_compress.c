@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_s
 static uint32_t cc_mtime(struct cli *c, const struct cli_job *j)
 {
     time_t t = j->st.st_mtime;
-    if (t < 0 || (uint64_t)t > UINT32_MAX) {
+    if (t <= 0 || (uint64_t)t > UINT32_MAX) { /* 0 means "no time" in the header */
         cli_warn(c, "%s: warning: file timestamp out of range for gzip format", j->in_name);
         return 0;
     }
@@ -56,9 +57,10 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     o.zmin = c->zmin_kib << 10;
     o.index = c->index;
     o.rsyncable = c->rsyncable;
-    /* Name and time for regular files only: not for stdin or devices. */
-    if (c->store_name && j->in_path != NULL && S_ISREG(j->st.st_mode)) {
-        o.name = cli_base(j->in_path);
+    /* Name and time for regular files only, not for devices or pipes;
+     * stdin redirected from a file gets its time (not its name), as gzip. */
+    if (c->store_name && S_ISREG(j->st.st_mode)) {
+        o.name = j->in_path != NULL ? cli_base(j->in_path) : NULL;
         o.mtime = cc_mtime(c, j);
     }
     struct sp_err err = {0};
@@ -70,6 +72,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);
+        cli_stop_on(c, &err);
         return -1;
     }
     if (st->size_changed)
@@ -137,8 +140,13 @@ void cmd_compress(struct cli *c, const char *path)
         cc_stdin(c);
         return;
     }
-    /* -f compresses it all the same (FILE.gz -> FILE.gz.gz), as gzip. */
-    const char *suf = cli_input_stays(c) || c->force ? NULL : cc_compressed_suffix(c, path);
+    /* -f compresses it all the same (FILE.gz -> FILE.gz.gz), as gzip; a
+     * directory is a directory first, whatever its name. */
+    struct stat dst;
+    bool there = lstat(path, &dst) == 0; /* a missing FILE.gz: "No such file" */
+    bool dir = there && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode);
+    const char *suf = cli_input_stays(c) || c->force || dir || !there
+                          ? NULL : cc_compressed_suffix(c, path);
     if (suf != NULL) {
         /* gzip reports this (with the name's own spelling of the suffix),
          * inside a directory given with -r only with -v, but does not count

@@ -97,12 +97,22 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     d.progress = shown != NULL ? &prog : NULL;
     int rc = dec_run(j->in_fd, o, &d, st, &err);
     cli_prog_stop(shown);
+    /* gzip's notes, as it meets them (so before an error in the data) */
+    for (unsigned i = 0; c->verbose && i < st->extras; i++)
+        cli_msg("%s: extra field of %u bytes ignored", j->in_name, st->extra_len[i]);
+    if (st->lzw_flags != 0)
+        cli_warn(c, "%s: warning, unknown flags 0x%x", j->in_name, st->lzw_flags);
+    if (st->zip_more)
+        cli_warn(c, "%s has more than one entry--rest ignored", j->in_name);
+    if (c->verbose && st->indexed && rc == 0)
+        cli_msg("%s: decoded through its index", j->in_name);
     if (st->index_warning[0] != '\0')
         cli_warn(c, "%s: index not used (%s): decoding sequentially", j->in_name,
                  st->index_warning);
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);
+        cli_stop_on(c, &err);
         return -1;
     }
     if (st->trailing_garbage)
@@ -173,8 +183,9 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     ok = ok && cd_run(c, j, &o, &st) == 0;
     /* -N: the stored time stamp, when there is one. */
     struct timespec mt = {0, 0}, *mtp = NULL;
-    if (ok && c->store_name && c->name_set && st.have_header && st.hdr.mtime != 0) {
-        mt.tv_sec = (time_t)st.hdr.mtime;
+    uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime;
+    if (ok && c->store_name && c->name_set && st.have_header && stored != 0) {
+        mt.tv_sec = (time_t)stored;
         mtp = &mt;
     }
     if (cli_out_finish(c, j, ok, remove && ok, mtp))
@@ -200,8 +211,8 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
     if (c->verbose && l != NULL) {
         char when[32] = "";
         time_t t = st->st_mtime;
-        if (c->store_name && c->name_set && l->hdr.mtime != 0)
-            t = (time_t)l->hdr.mtime;
+        if (c->store_name && c->name_set && l->mtime != 0)
+            t = (time_t)l->mtime;
         struct tm tm;
         if (localtime_r(&t, &tm) != NULL)
             strftime(when, sizeof when, "%b %e %H:%M", &tm);
@@ -220,8 +231,18 @@ static void cd_list(struct cli *c, struct cli_job *j)
 {
     struct dec_list l;
     struct sp_err err = {0};
-    if (dec_list(j->in_fd, c->threads, &l, &err) != 0) {
+    int rc = dec_list(j->in_fd, c->threads, &l, &err);
+    for (unsigned i = 0; c->verbose && i < l.extras; i++)
+        cli_msg("%s: extra field of %u bytes ignored", j->in_name, l.extra_len[i]);
+    if (l.lzw_flags != 0)
+        cli_warn(c, "%s: warning, unknown flags 0x%x", j->in_name, l.lzw_flags);
+    if (l.zip_more)
+        cli_warn(c, "%s has more than one entry--rest ignored", j->in_name);
+    if (c->verbose && rc == 0 && l.exact)
+        cli_msg("%s: exact sizes from its index", j->in_name);
+    if (rc != 0) {
         cli_error(c, "%s: %s", j->in_name, err.msg);
+        cli_stop_on(c, &err);
         return;
     }
     if (l.index_warning[0] != '\0')
@@ -244,7 +265,7 @@ static void cd_list(struct cli *c, struct cli_job *j)
     c->list_frame = cd_list_frame(&l);
     if (!l.exact && l.maybe_wrapped) {
         c->list_inexact = true;
-        if (!c->quiet)
+        if (c->verbose)
             cli_msg("%s: the size shown is gzip's (the last member's, modulo 4 GiB)",
                     j->in_name);
     }
@@ -254,7 +275,8 @@ void cmd_list_totals(struct cli *c)
 {
     /* gzip's totals leave out the frame of the last file listed */
     uint64_t in = c->list_in > c->list_frame ? c->list_in - c->list_frame : 0;
-    if (c->listed > 1)
+    /* gzip: with more than one operand, once anything was listed; not -q */
+    if (c->operands > 1 && c->listed > 0 && !c->quiet)
         cd_list_line(c, c->list_in, c->list_out, cd_ratio(in, c->list_out), "(totals)",
                      NULL, NULL);
 }

@@ -558,7 +558,7 @@ static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
     }
     struct dirent *e;
     size_t dlen = strlen(dir);
-    while ((errno = 0, e = readdir(d)) != NULL) {
+    while (!c->stop && (errno = 0, e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         char *p = malloc(dlen + strlen(e->d_name) + 2);
@@ -618,9 +618,10 @@ int main(int argc, char **argv)
     cli_signals_install();
     cli_run_fn run = c.mode == MODE_COMPRESS ? cmd_compress
                      : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
+    c.operands = nfiles;
     if (nfiles == 0)
         run(&c, NULL);
-    for (int i = 0; i < nfiles; i++)
+    for (int i = 0; i < nfiles && !c.stop; i++)
         cli_one(&c, run, files[i]);
     if (c.mode == MODE_LIST)
         cmd_list_totals(&c);
