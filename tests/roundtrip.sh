@@ -456,7 +456,7 @@ for s in start middle end empty edges prealloc; do
     z "$T/sp-n.gz" -n -c "$f" || continue
     z "$T/sp-dense.gz" -n -c "$f.dense" &&
         same "sparse $s: sparse file vs dense copy" "$T/sp-n.gz" "$T/sp-dense.gz"
-    z "$T/sp-stdin.gz" -c < "$f" &&
+    z "$T/sp-stdin.gz" -n -c < "$f" &&
         same "sparse $s: file vs stdin redirected from it" "$T/sp-n.gz" "$T/sp-stdin.gz"
     z "$T/sp-pipe.gz" -c < <(cat "$f") &&
         same "sparse $s: file vs pipe" "$T/sp-n.gz" "$T/sp-pipe.gz"
@@ -551,11 +551,14 @@ z "$T/h.gz" -c -n "$hf" && hdr_is "-n stores neither name nor mtime" "$T/h.gz" \
 z "$T/h.gz" -c -n -N "$hf" && hdr_is "-n -N: the last wins, name stored" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=0 os=3 name=file.txt"
 z "$T/h.gz" -c --no-name "$hf" && hdr_is "--no-name" "$T/h.gz" "flg=0 mtime=0 xfl=0 os=3 name=-"
-z "$T/h.gz" -c < "$hf" && hdr_is "stdin (a regular file) stores nothing" "$T/h.gz" \
+z "$T/h.gz" -c < "$hf" && hdr_is "stdin (a regular file) stores its time, no name (gzip)" \
+    "$T/h.gz" "flg=0 mtime=1600000000 xfl=0 os=3 name=-"
+z "$T/h.gz" -n -c < "$hf" && hdr_is "stdin (a regular file) with -n stores nothing" "$T/h.gz" \
     "flg=0 mtime=0 xfl=0 os=3 name=-"
 z "$T/h.gz" -N -c < <(cat "$hf") && hdr_is "stdin (a pipe), even with -N, stores nothing" \
     "$T/h.gz" "flg=0 mtime=0 xfl=0 os=3 name=-"
-z "$T/h.gz" -c - < "$hf" && hdr_is "'-' stores nothing" "$T/h.gz" "flg=0 mtime=0 xfl=0 os=3 name=-"
+z "$T/h.gz" -c - < "$hf" && hdr_is "'-' stores its file's time" "$T/h.gz" \
+    "flg=0 mtime=1600000000 xfl=0 os=3 name=-"
 z "$T/h.gz" -c -9 "$hf" && hdr_is "-9 sets XFL 2" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=2 os=3 name=file.txt"
 z "$T/h.gz" -c -1 "$hf" && hdr_is "-1 sets XFL 4" "$T/h.gz" \
