@@ -140,13 +140,13 @@ void cmd_compress(struct cli *c, const char *path)
         cc_stdin(c);
         return;
     }
-    /* -f compresses it all the same (FILE.gz -> FILE.gz.gz), as gzip; a
-     * directory is a directory first, whatever its name. */
-    struct stat dst;
-    bool there = lstat(path, &dst) == 0; /* a missing FILE.gz: "No such file" */
-    bool dir = there && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode);
-    const char *suf = cli_input_stays(c) || c->force || dir || !there
-                          ? NULL : cc_compressed_suffix(c, path);
+    /* The input's own checks first (missing, a directory, links, set-ID
+     * bits), then its name, as gzip: -f compresses FILE.gz all the same
+     * (FILE.gz.gz). */
+    struct cli_job j = {.in_name = path};
+    if (cli_open_input(c, path, &j) != 0)
+        return;
+    const char *suf = cli_input_stays(c) || c->force ? NULL : cc_compressed_suffix(c, path);
     if (suf != NULL) {
         /* gzip reports this (with the name's own spelling of the suffix),
          * inside a directory given with -r only with -v, but does not count
@@ -154,11 +154,9 @@ void cmd_compress(struct cli *c, const char *path)
         if (c->verbose || (!c->quiet && !c->walking))
             cli_msg("%s already has %s suffix -- unchanged", path,
                     path + strlen(path) - strlen(suf));
+        close(j.in_fd);
         return;
     }
-    struct cli_job j = {.in_name = path};
-    if (cli_open_input(c, path, &j) != 0)
-        return;
     if (c->to_stdout) {
         cc_to_stdout(c, &j);
     } else if (c->output != NULL) {

@@ -85,7 +85,10 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     struct dec_opts d = {
         .threads = c->threads,
         .use_index = c->index,
-        .copy_non_gzip = c->force && c->to_stdout && c->mode == MODE_DECOMPRESS,
+        /* gzip -dcf (and -tf, which gzip runs as a -dc to nowhere) passes
+         * what is not gzip through */
+        .copy_non_gzip = c->force && ((c->to_stdout && c->mode == MODE_DECOMPRESS) ||
+                                      c->mode == MODE_TEST),
         .range = c->range,
         .range_off = c->range_off,
         .range_len = c->range_len,
@@ -172,6 +175,14 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     j->out_name = out_path;
     if (cli_out_is_input(c, j, out_path))
         return;
+    /* gzip reads the header before it looks at the output: an input that is
+     * not gzip or cut is that error, whether the output exists or not */
+    struct sp_err perr = {0};
+    if (dec_probe(j->in_fd, &perr) != 0) {
+        cli_error(c, "%s: %s", j->in_name, perr.msg);
+        cli_stop_on(c, &perr);
+        return;
+    }
     if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
         return;
     struct osink o;
@@ -183,8 +194,8 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     ok = ok && cd_run(c, j, &o, &st) == 0;
     /* -N: the stored time stamp, when there is one. */
     struct timespec mt = {0, 0}, *mtp = NULL;
-    uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime;
-    if (ok && c->store_name && c->name_set && st.have_header && stored != 0) {
+    uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime; /* any member's, as gzip */
+    if (ok && c->store_name && c->name_set && stored != 0) {
         mt.tv_sec = (time_t)stored;
         mtp = &mt;
     }
@@ -232,6 +243,8 @@ static void cd_list(struct cli *c, struct cli_job *j)
     struct dec_list l;
     struct sp_err err = {0};
     int rc = dec_list(j->in_fd, c->threads, &l, &err);
+    /* gzip's totals take the frame of the last file read, listed or not */
+    c->list_frame = cd_list_frame(&l);
     for (unsigned i = 0; c->verbose && i < l.extras; i++)
         cli_msg("%s: extra field of %u bytes ignored", j->in_name, l.extra_len[i]);
     if (l.lzw_flags != 0)
@@ -262,7 +275,6 @@ static void cd_list(struct cli *c, struct cli_job *j)
     free(name);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;
-    c->list_frame = cd_list_frame(&l);
     if (!l.exact && l.maybe_wrapped) {
         c->list_inexact = true;
         if (c->verbose)
@@ -275,8 +287,9 @@ void cmd_list_totals(struct cli *c)
 {
     /* gzip's totals leave out the frame of the last file listed */
     uint64_t in = c->list_in > c->list_frame ? c->list_in - c->list_frame : 0;
-    /* gzip: with more than one operand, once anything was listed; not -q */
-    if (c->operands > 1 && c->listed > 0 && !c->quiet)
+    /* gzip: with more than one operand, once something of some size was
+     * listed; not -q */
+    if (c->operands > 1 && c->listed > 0 && c->list_out > 0 && !c->quiet)
         cd_list_line(c, c->list_in, c->list_out, cd_ratio(in, c->list_out), "(totals)",
                      NULL, NULL);
 }
@@ -335,11 +348,10 @@ static void cd_dispatch(struct cli *c, struct cli_job *j)
         if (out == NULL)
             out = cd_out_name(c, j->in_path);
         if (out == NULL) {
-            /* gzip: inside a directory given with -r, only with -v */
-            if (c->verbose || !c->walking)
+            /* gzip warns (status 2) only with -v, or outside a directory
+             * given with -r and without -q; else nothing at all */
+            if (c->verbose || (!c->walking && !c->quiet))
                 cli_warn(c, "%s: unknown suffix -- ignored", j->in_path);
-            else
-                cli_status(c, EXIT_WARN);
             return;
         }
         cd_to_file(c, j, out, !c->keep);

@@ -613,13 +613,14 @@ static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct s
     struct unz_opts uo = {.threads = threads};
     struct unz_stats us;
     int rc = unz_run(fd, &o, &uo, &us, err);
-    l->lzw_flags = us.lzw_flags; /* the notes hold on failure too */
+    l->lzw_flags = us.lzw_flags; /* these hold on failure too */
     l->extras = us.extras;
     memcpy(l->extra_len, us.extra_len, sizeof l->extra_len);
-    if (rc != 0)
-        return -1;
     l->have_header = us.have_header;
     l->hdr = us.first;
+    l->members = us.members;
+    if (rc != 0)
+        return -1;
     /* gzip -l counts the whole input, the part after a zip file's first
      * entry too (which no decoder reads) */
     l->compressed = us.read_bytes;
@@ -634,7 +635,6 @@ static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct s
     }
     l->uncompressed = us.last_isize;
     l->crc = us.last_crc;
-    l->members = us.members;
     l->trailing_garbage = us.trailing_garbage;
     l->trailing_zeros = us.trailing_zeros;
     l->maybe_wrapped = us.out_bytes != us.last_isize;
@@ -695,6 +695,48 @@ static int dec_prd_getc(void *ctx)
         r->len = (size_t)n;
     }
     return r->buf[r->pos++];
+}
+
+int dec_probe(int fd, struct sp_err *err)
+{
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    if (at < 0)
+        return 0; /* a stream: the decode will tell */
+    uint8_t m[2];
+    ssize_t n;
+    do
+        n = pread(fd, m, sizeof m, at);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return 0; /* the decode reports read errors */
+    if (n == 0 || (n == 1 && m[0] != 0)) { /* as unz.c: a cut magic */
+        sp_err_set(err, SP_ERR_DATA, 0, "unexpected end of file");
+        return -1;
+    }
+    if (n == 1) {
+        sp_err_set(err, SP_ERR_FORMAT, 0, "not in gzip format");
+        return -1;
+    }
+    if (m[0] == 0x1f && (m[1] == 0x8b || m[1] == 0x9e)) {
+        struct gz_info h;
+        struct dec_prd *r = calloc(1, sizeof *r);
+        if (r == NULL)
+            return 0;
+        r->fd = fd;
+        r->off = (uint64_t)at;
+        int hs = gz_read_header(dec_prd_getc, r, &h);
+        free(r);
+        if (hs == GZ_OK || hs == GZ_READ_ERROR)
+            return 0;
+        char msg[128];
+        sp_err_set(err, hs == GZ_TRUNCATED ? SP_ERR_DATA : SP_ERR_FORMAT, 0, "%s",
+                   gz_status_msg(hs, &h, msg, sizeof msg));
+        return -1;
+    }
+    if ((m[0] == 0x1f && (m[1] == 0x1e || m[1] == 0x9d)) || (m[0] == 'P' && m[1] == 'K'))
+        return 0; /* pack, LZW, zip: their own checks come with the decode */
+    sp_err_set(err, SP_ERR_FORMAT, 0, "not in gzip format");
+    return -1;
 }
 
 int dec_first_header(int fd, struct gz_info *h)

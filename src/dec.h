@@ -90,6 +90,13 @@ struct dec_list {
 /* Returns 0 with *l filled, or -1 with *err set. */
 int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err);
 
+/* What gzip finds out before it creates an output: whether the file open on
+ * fd starts as something it decodes (a gzip header it accepts, pack, LZW,
+ * zip), read with pread from its current offset (which stays).  0 (or when
+ * it cannot tell: a stream, a read error), or -1 with *err set as decoding
+ * would set it. */
+int dec_probe(int fd, struct sp_err *err);
+
 /* The first member's header of the file open on fd, read with pread from
  * its current offset (which stays).  0, or -1 when it has none. */
 int dec_first_header(int fd, struct gz_info *h);

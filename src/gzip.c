@@ -85,13 +85,18 @@ int gz_read_header(gz_getc_fn get, void *ctx, struct gz_info *h)
         return r.status;
     if (m0 != 0x1f || (m1 != 0x8b && m1 != 0x9e)) /* 9e: gzip 0.5's magic */
         return GZ_NOT_GZIP;
-    int method = gz_byte(&r), flags = gz_byte(&r);
+    /* Each byte is judged as it comes, as gzip does: an unknown method is
+     * refused even when the input ends right after it. */
+    int method = gz_byte(&r);
     if (r.status != GZ_OK)
         return r.status;
     h->method = (uint8_t)method;
-    h->flags = (uint8_t)flags;
     if (method != 8)
         return GZ_BAD_METHOD;
+    int flags = gz_byte(&r);
+    if (r.status != GZ_OK)
+        return r.status;
+    h->flags = (uint8_t)flags;
     if (flags & GZ_FENCRYPTED)
         return GZ_ENCRYPTED;
     if (flags & GZ_FRESERVED)

@@ -623,7 +623,7 @@ int main(int argc, char **argv)
         run(&c, NULL);
     for (int i = 0; i < nfiles && !c.stop; i++)
         cli_one(&c, run, files[i]);
-    if (c.mode == MODE_LIST)
+    if (c.mode == MODE_LIST && !c.stop) /* gzip ends at once on such an error */
         cmd_list_totals(&c);
     free(files);
     if (fflush(stdout) != 0 || ferror(stdout))

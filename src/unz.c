@@ -409,12 +409,22 @@ static bool unz_is_zip(struct ibuf *b)
  * nothing after the entry is read. */
 static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_stats *st)
 {
-    if (ib_need(b, 30) < 30)
-        return b->failed ? -1 : unz_data_error(c, "unexpected end of file");
+    /* gzip: a header, name and extra field not all there is "not a valid
+     * zip file", a file refused, not a cut one */
+    ssize_t have = ib_need(b, 30);
+    if (have < 0)
+        return -1;
     const uint8_t *h = b->buf + b->pos;
+    size_t skip = have < 30 ? 0 : 30 + unz_le16(h + 26) + unz_le16(h + 28);
+    if (have < 30 || (have = ib_need(b, skip)) < (ssize_t)skip) {
+        if (have < 0)
+            return -1;
+        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "not a valid zip file");
+        return -1;
+    }
+    h = b->buf + b->pos;
     uint32_t flags = unz_le16(h + 6), method = unz_le16(h + 8), crc = unz_le32(h + 14);
     uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
-    size_t skip = 30 + unz_le16(h + 26) + unz_le16(h + 28);
     if (flags & 1) {
         sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "encrypted file -- use unzip");
         return -1;
@@ -423,9 +433,7 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
         sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "first entry not deflated or stored -- use unzip");
         return -1;
     }
-    for (size_t k = 0; k < skip; k++)
-        if (ib_getc(b) < 0)
-            return b->failed ? -1 : unz_data_error(c, "unexpected end of file");
+    b->pos += skip;
     st->members++;
     st->last_fmt = method == 8 ? UNZ_LAST_ZIP_DEFLATE : UNZ_LAST_ZIP_STORE;
     if (method == 8) {
@@ -487,7 +495,9 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
         return unz_zip(c, b, zs, st); /* the whole input: gzip reads no further */
     if (!magic && o->copy_non_gzip)
         return unz_copy(c, b);
-    if (!magic && avail < 2)
+    /* gzip: one byte that is not 0 (or none) is a cut magic; a 0 and no
+     * second byte is not gzip */
+    if (!magic && (avail == 0 || (avail == 1 && p[0] != 0)))
         return unz_data_error(c, "unexpected end of file");
     if (!magic) {
         sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "not in gzip format");
@@ -588,10 +598,13 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         int finished = closed == 0 || input_failed ? osink_finish(out, c->total) : -1;
         if (fed == 0 && closed == 0 && finished == 0) {
             rc = 0;
+        } else if (c->werr.kind != SP_OK) {
+            /* the writer's failure is at an earlier place in the stream than
+             * wherever the reader was (a member's bad CRC-32 before the cut
+             * in the next), and gzip stops at the first */
+            *err = c->werr;
         } else if (c->perr.kind != SP_OK) {
             *err = c->perr;
-        } else if (c->werr.kind != SP_OK) {
-            *err = c->werr;
         } else if (out->err.kind != SP_OK) {
             *err = out->err;
         } else {
