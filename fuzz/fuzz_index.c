@@ -359,7 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dec_list l;
     CHECK(lseek(fd, (off_t)base, SEEK_SET) == (off_t)base);
     memset(&err, 0, sizeof err);
-    int lrc = dec_list(fd, &l, &err);
+    int lrc = dec_list(fd, 1, false, &l, &err);
     CHECK(lrc == 0);
     CHECK(l.exact == (lr == 1));
     if (l.exact) {

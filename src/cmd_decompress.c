@@ -89,6 +89,7 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
          * what is not gzip through */
         .copy_non_gzip = c->force && ((c->to_stdout && c->mode == MODE_DECOMPRESS) ||
                                       c->mode == MODE_TEST),
+        .lenient_end = c->force && (c->to_stdout || c->mode == MODE_TEST),
         .range = c->range,
         .range_off = c->range_off,
         .range_len = c->range_len,
@@ -242,7 +243,7 @@ static void cd_list(struct cli *c, struct cli_job *j)
 {
     struct dec_list l;
     struct sp_err err = {0};
-    int rc = dec_list(j->in_fd, c->threads, &l, &err);
+    int rc = dec_list(j->in_fd, c->threads, c->force, &l, &err);
     /* gzip's totals take the frame of the last file read, listed or not */
     c->list_frame = cd_list_frame(&l);
     for (unsigned i = 0; c->verbose && i < l.extras; i++)
@@ -285,13 +286,14 @@ static void cd_list(struct cli *c, struct cli_job *j)
 
 void cmd_list_totals(struct cli *c)
 {
-    /* gzip's totals leave out the frame of the last file listed */
-    uint64_t in = c->list_in > c->list_frame ? c->list_in - c->list_frame : 0;
+    /* gzip's totals leave out the frame of the last file read (even one
+     * larger than all that was listed: the ratio then goes over 100%) */
+    double out = (double)c->list_out;
+    double ratio = 100.0 * (out - ((double)c->list_in - (double)c->list_frame)) / out;
     /* gzip: with more than one operand, once something of some size was
      * listed; not -q */
     if (c->operands > 1 && c->listed > 0 && c->list_out > 0 && !c->quiet)
-        cd_list_line(c, c->list_in, c->list_out, cd_ratio(in, c->list_out), "(totals)",
-                     NULL, NULL);
+        cd_list_line(c, c->list_in, c->list_out, ratio, "(totals)", NULL, NULL);
 }
 
 /* ---- one input ---- */

@@ -584,7 +584,9 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
         off = off > UINT64_MAX - skip ? UINT64_MAX : off + skip;
         osink_window(out, off, len > skip ? len - skip : 0);
     }
-    struct unz_opts uo = {o->threads, o->copy_non_gzip, o->progress, counted, emitted};
+    struct unz_opts uo = {.threads = o->threads, .copy_non_gzip = o->copy_non_gzip,
+                          .lenient_end = o->lenient_end, .progress = o->progress,
+                          .prog_in_done = counted, .prog_out_done = emitted};
     struct unz_stats us;
     int rc = unz_run(in_fd, out, &uo, &us, err);
     st->in_bytes = us.in_bytes;
@@ -605,12 +607,13 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
 
 /* No index: decode it all into nothing, as gzip -l does, and report the
  * first header and the last member's trailer. */
-static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct sp_err *err)
+static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec_list *l,
+                          struct sp_err *err)
 {
     struct osink o;
     if (osink_open(&o, -1, OSINK_SPARSE_NEVER, err) != 0)
         return -1;
-    struct unz_opts uo = {.threads = threads};
+    struct unz_opts uo = {.threads = threads, .lenient_end = lenient_end};
     struct unz_stats us;
     int rc = unz_run(fd, &o, &uo, &us, err);
     l->lzw_flags = us.lzw_flags; /* these hold on failure too */
@@ -648,7 +651,8 @@ static int dec_list_plain(int fd, unsigned threads, struct dec_list *l, struct s
     return 0;
 }
 
-int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err)
+int dec_list(int in_fd, unsigned threads, bool lenient_end, struct dec_list *l,
+             struct sp_err *err)
 {
     memset(l, 0, sizeof *l);
     struct idx x;
@@ -657,7 +661,7 @@ int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err
     if (r < 0)
         return -1;
     if (r == 0)
-        return dec_list_plain(in_fd, threads, l, err);
+        return dec_list_plain(in_fd, threads, lenient_end, l, err);
     l->compressed = end - x.base;
     l->uncompressed = x.total;
     l->deflated = x.data_len - x.header_len - 8;

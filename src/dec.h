@@ -39,6 +39,7 @@ struct dec_opts {
     unsigned threads;
     bool use_index;       /* false: always sequential */
     bool copy_non_gzip;   /* gzip -dcf */
+    bool lenient_end;     /* see unz.h */
     bool range;           /* output only [range_off, range_off + range_len) */
     uint64_t range_off, range_len;
     struct sp_progress *progress; /* counters to advance, or NULL (below) */
@@ -88,7 +89,8 @@ struct dec_list {
 };
 
 /* Returns 0 with *l filled, or -1 with *err set. */
-int dec_list(int in_fd, unsigned threads, struct dec_list *l, struct sp_err *err);
+int dec_list(int in_fd, unsigned threads, bool lenient_end, struct dec_list *l,
+             struct sp_err *err);
 
 /* What gzip finds out before it creates an output: whether the file open on
  * fd starts as something it decodes (a gzip header it accepts, pack, LZW,

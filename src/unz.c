@@ -98,17 +98,21 @@ struct unz_item {
     uint32_t want_crc, want_isize;  /* END: the member's trailer */
 };
 
+#define UNZ_WIN 32768
+
 struct unz_ctx {
     struct pool *pool;
     struct osink *out;
     struct unz_item *cur;
     struct sp_err perr;             /* producer */
+    uint8_t win[UNZ_WIN];           /* producer: gzip's window (see unz_inflate) */
     /* writer thread */
     uint32_t crc;                   /* of the member so far */
     uint64_t mlen, total;
     struct sp_err werr;
     struct sp_progress *prog;
     uint64_t prog_out;              /* output position counted in prog so far */
+    unsigned ends;                  /* members whose trailer was checked */
 };
 
 static int unz_work(void *vctx, void *vitem, unsigned worker)
@@ -125,6 +129,7 @@ static int unz_emit(void *vctx, void *vitem)
     struct unz_ctx *c = vctx;
     struct unz_item *it = vitem;
     if (it->kind == UNZ_END) {
+        c->ends++;
         bool crc_ok = c->crc == it->want_crc, len_ok = (uint32_t)c->mlen == it->want_isize;
         c->crc = 0;
         c->mlen = 0;
@@ -206,10 +211,31 @@ static int unz_data_error(struct unz_ctx *c, const char *msg)
     return -1;
 }
 
+/* After a member of L bytes: gzip's window holds, at each place i, the last
+ * byte the member wrote at a position = i (mod 32 KiB); zlib gives the last
+ * min(L, 32 KiB) bytes in order. */
+static void unz_keep_window(struct unz_ctx *c, z_stream *zs)
+{
+    uint8_t dict[UNZ_WIN];
+    uInt n = UNZ_WIN;
+    if (inflateGetDictionary(zs, dict, &n) != Z_OK)
+        return;
+    uint64_t len = zs->total_out; /* since inflateReset: this member's */
+    for (uInt j = 0; j < n; j++)
+        c->win[(len - n + j) % UNZ_WIN] = dict[j];
+}
+
 /* Inflate one member's deflate stream into pipeline items. */
 static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
 {
-    if (inflateReset(zs) != Z_OK)
+    /* gzip inflates into a 32 KiB window that starts as zeros and is not
+     * cleared between members, its position starting again at 0 with each:
+     * a distance reaching back before a member's start reads zeros, or what
+     * the members before left at that place, and the CRC-32 then says
+     * whether the output is right.  zlib refuses such a distance, unless it
+     * is given that window as the dictionary; then the two decode alike.  A
+     * valid stream never reaches there, so this changes nothing for it. */
+    if (inflateReset(zs) != Z_OK || inflateSetDictionary(zs, c->win, UNZ_WIN) != Z_OK)
         return unz_data_error(c, "inflate reset failed");
     for (;;) {
         if (b->pos == b->len) {
@@ -230,8 +256,10 @@ static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
         it->len = UNZ_OUT - zs->avail_out;
         if (it->len == UNZ_OUT)
             unz_flush(c, UNZ_DATA);
-        if (rc == Z_STREAM_END)
+        if (rc == Z_STREAM_END) {
+            unz_keep_window(c, zs);
             return 0;
+        }
         if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
             return unz_data_error(c, "invalid compressed data--format violated");
         if (rc == Z_MEM_ERROR) {
@@ -289,7 +317,7 @@ static bool unz_magic(const uint8_t *p)
  * (padding: tape blocks, dd), or trailing garbage; with -cdf anything that
  * is not a member is copied through (zeros too, as gzip -cdf does).  A
  * single non-zero byte left is a truncated magic. */
-static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy)
+static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy, bool lenient)
 {
     ssize_t avail = ib_need(b, 2);
     if (avail < 0)
@@ -301,7 +329,7 @@ static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy)
         return UNZ_NEXT_MEMBER;
     if (copy)
         return UNZ_NEXT_COPY;
-    if (avail == 1 && p[0] != 0) {
+    if (avail == 1 && p[0] != 0 && !lenient) {
         unz_data_error(c, "unexpected end of file");
         return UNZ_NEXT_ERROR;
     }
@@ -423,7 +451,8 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
         return -1;
     }
     h = b->buf + b->pos;
-    uint32_t flags = unz_le16(h + 6), method = unz_le16(h + 8), crc = unz_le32(h + 14);
+    /* gzip looks at the low bytes of the flags and the method only */
+    uint32_t flags = h[6], method = h[8], crc = unz_le32(h + 14);
     uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
     if (flags & 1) {
         sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "encrypted file -- use unzip");
@@ -539,7 +568,7 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             return -1;
         st->last_fmt = UNZ_LAST_GZIP;
     next:
-        switch (unz_next(c, b, o->copy_non_gzip)) {
+        switch (unz_next(c, b, o->copy_non_gzip, o->lenient_end)) {
         case UNZ_NEXT_MEMBER:
             continue;
         case UNZ_NEXT_DONE:
@@ -611,6 +640,10 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
             sp_err_set(err, SP_ERR_INTERNAL, 0, "decompression pipeline failed");
         }
         st->out_bytes = c->total;
+        /* A bad CRC-32 or length ends the file at that member, as for gzip,
+         * whatever the reader had started after it. */
+        if (rc != 0 && err->kind == SP_ERR_CHECK)
+            st->members = c->ends;
         pool_free(c->pool, unz_item_free);
     }
     st->in_bytes = b.total - (b.len - b.pos);

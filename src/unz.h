@@ -33,6 +33,8 @@
 struct unz_opts {
     unsigned threads;    /* CRC workers, >= 1 */
     bool copy_non_gzip;  /* pass non-gzip input through (gzip -dcf) */
+    bool lenient_end;    /* -f with stdout, -t or -l: one stray byte after a
+                            member is trailing garbage, not a cut magic */
     /* Progress (progress.h), or NULL: `in` advances by each compressed
      * buffer read, `out` by each decoded buffer written.  An earlier attempt
      * on the same input (dec.c's indexed path, before falling back) may have

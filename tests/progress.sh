@@ -247,7 +247,7 @@ head -c $((32 * M)) /dev/urandom >> "$W/big"
 check "input size" [ "$(stat -c %s "$W/big")" -eq $((128 * M)) ]
 (cd "$W" && "$SPIGZ" -c big > big.gz) || fail "spigz -c big"
 (cd "$W" && "$SPIGZ" -c --no-index big > seq.gz) || fail "spigz -c --no-index big"
-"$SPIGZ" -c < "$W/big" > "$W/stdin.gz" || fail "spigz -c < big" # no name stored
+"$SPIGZ" -n -c < "$W/big" > "$W/stdin.gz" || fail "spigz -n -c < big" # no name or time stored
 CRATE=$((32 * M))   # compressed output read at 32 MiB/s: ~2 s
 DRATE=$((64 * M))   # restored output read at 64 MiB/s: ~2 s
 
