@@ -5,7 +5,8 @@
 #           with cmp_run: empty, one byte, mixed data and zero runs, levels
 #           0 and 1, no index, all zeros), the same kind of content from
 #           gzip, pigz, bgzip and igzip, multi-member and trailing-byte
-#           variants, a spigz file after a gzip member, and a selection of
+#           variants, a spigz file after a gzip member, LZW, pack and zip
+#           inputs (alone and after gzip members), and a selection of
 #           malformed vectors from /work/shared/testdata/badgz/gz (or
 #           $BADGZ_DIR);
 #   index:  one flags byte + the valid trailing region of each of
@@ -51,6 +52,33 @@ if command -v bgzip >/dev/null; then
 fi
 if command -v igzip >/dev/null; then
     igzip -n -c <"$tmp/mixed" >"$dec/igzip.gz"
+fi
+
+# ---- what else gzip -d reads: compress(1)'s LZW, pack(1), a zip's entry ----
+if command -v compress >/dev/null; then
+    compress -b 12 -c <"$tmp/mixed" >"$dec/lzw-12.Z"
+    compress -b 16 -c <"$tmp/text" >"$dec/lzw-16.Z"
+    cat "$dec/gzip-1.gz" "$dec/lzw-12.Z" >"$dec/gzip-then-lzw.gz"
+fi
+# pack: "banana", as GNU gzip's tests/unpack-valid has it
+printf '\037\036\000\000\000\006\003\001\001\000\141\156\142\026\310' >"$dec/pack-banana.z"
+cat "$dec/gzip-empty.gz" "$dec/pack-banana.z" "$dec/gzip-empty.gz" >"$dec/gzip-pack-gzip.gz"
+python3 - "$tmp/text" "$dec" <<'PY'
+import sys, zipfile, io
+text = open(sys.argv[1], "rb").read()[:5000]
+for name, method in (("zip-stored.zip", zipfile.ZIP_STORED), ("zip-deflated.zip", zipfile.ZIP_DEFLATED)):
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", method) as z:
+        for n, d in (("a.txt", text), ("b.txt", b"second")):
+            zi = zipfile.ZipInfo(n, (1980, 1, 1, 0, 0, 0))
+            zi.compress_type = method
+            z.writestr(zi, d)
+    open(sys.argv[2] + "/" + name, "wb").write(b.getvalue())
+PY
+if [ -d "$badgz" ]; then
+    for f in gnu-unpack-invalid-0 gnu-unpack-invalid-1 gnu-unpack-invalid-2 gnu-helin.Z; do
+        [ -f "$badgz/$f.gz" ] && cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
+    done
 fi
 
 # ---- malformed and tricky vectors ----
