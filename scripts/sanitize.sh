@@ -37,7 +37,7 @@ for kind in "$@"; do
         flags="-O1 -g -fsanitize=thread"
         "$top/configure" -q CC=clang CFLAGS="$flags" LDFLAGS="-fsanitize=thread"
         make -s -j"$(nproc)"
-        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 SPIGZ_SANITIZER=thread \
             make -s -j"$(nproc)" check TESTS="tests/check_pool tests/check_compress tests/check_scout tests/estimate.sh tests/progress.sh tests/restore.sh"
         ;;
     *) echo "usage: $0 [asan|tsan]..." >&2; exit 1 ;;

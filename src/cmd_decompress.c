@@ -308,26 +308,23 @@ static char *cd_find_input(const struct cli *c, const char *path)
     if (lstat(path, &st) == 0 || errno != ENOENT)
         return NULL;
     char *has = cd_out_name(c, path); /* a compressed suffix already: no search */
+    bool suffixed = has != NULL;
     free(has);
-    if (has != NULL)
+    if (suffixed)
         return NULL;
-    size_t n = strlen(path);
-    char *p = NULL;
+    /* one buffer long enough for every try: the longest is the -S suffix
+     * or one of the fixed ones (at most 3 bytes) */
+    size_t n = strlen(path), slen = strlen(c->suffix);
+    char *p = malloc(n + (slen > 3 ? slen : 3) + 1);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, path, n);
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        const char *suf = tries[i] != NULL ? tries[i] : c->suffix;
-        char *q = realloc(p, n + strlen(suf) + 1);
-        if (q == NULL)
-            break;
-        p = q;
-        memcpy(p, path, n);
-        strcpy(p + n, suf);
+        strcpy(p + n, tries[i] != NULL ? tries[i] : c->suffix);
         if (lstat(p, &st) == 0)
             return p;
     }
-    if (p != NULL) { /* the name gzip's message gives */
-        memcpy(p, path, n);
-        strcpy(p + n, c->suffix);
-    }
+    strcpy(p + n, c->suffix); /* the name gzip's message gives */
     return p;
 }
 

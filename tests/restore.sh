@@ -188,6 +188,15 @@ with open(sys.argv[1], "wb") as f:
     for i in range(1024):
         f.write(blk)' rep
 "$SPIGZ" -1 -b 32768 -k rep
+# ThreadSanitizer's shadow memory multiplies the RSS: the bounds are
+# checked by the plain run of this file (make check), not under it.
+rss_bound() { # rss_bound WHAT KIB MAX_MIB
+    if [ "${SPIGZ_SANITIZER:-}" = thread ]; then
+        echo "note: $1: peak RSS $2 KiB not bounded under ThreadSanitizer"
+    else
+        check "$1: peak RSS $2 KiB, at most $3 MiB" [ "$2" -le $(($3 * 1024)) ]
+    fi
+}
 rss() { # rss CMD...: the peak RSS of CMD in KiB (stdout discarded)
     "$PY3" -c 'import resource, subprocess, sys
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
@@ -195,13 +204,13 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)' "$@
 }
 read -r kib s < <(rss "$SPIGZ" -p 16 -dc rep.gz)
 status_is "-p 16 -dc of 32 MiB pieces" "$s" 0
-check "-p 16 -dc of 32 MiB pieces: peak RSS $kib KiB, at most 600 MiB" [ "$kib" -le $((600 * 1024)) ]
+rss_bound "-p 16 -dc of 32 MiB pieces" "$kib" 600
 "$SPIGZ" -p 16 -dc rep.gz | cmp -s - rep && pass || fail "-p 16 -dc of 32 MiB pieces: wrong output"
 # pieces over the limit: decoded sequentially, no warning
 "$SPIGZ" -1 -b 131072 -c rep > rep128.gz
 read -r kib s < <(rss "$SPIGZ" -p 16 -dc rep128.gz)
 status_is "-dc of 128 MiB pieces" "$s" 0
-check "-dc of 128 MiB pieces: peak RSS $kib KiB, at most 300 MiB" [ "$kib" -le $((300 * 1024)) ]
+rss_bound "-dc of 128 MiB pieces" "$kib" 300
 "$SPIGZ" -dcvv rep128.gz 2> e | cmp -s - rep && pass || fail "-dc of 128 MiB pieces: wrong output"
 check "-dc of 128 MiB pieces: sequential, no warning ($(cat e))" grep -q "(sequential)" e
 check "-dc of 128 MiB pieces: no warning" [ "$(grep -c index e)" = 0 ]
