@@ -399,7 +399,11 @@ static int lzw_run(const struct lg_io *io, struct lzw *t, struct lg_out *o, unsi
 int lg_unlzw(const struct lg_io *io, uint64_t *out_len, unsigned *warn_flags,
              struct sp_err *err)
 {
-    struct lzw *t = malloc(sizeof *t);
+    /* zeroed: a code equal to the next one, once the table is full, reads
+     * an entry never written.  gzip's tables are zeroed statics that keep
+     * what the previous file left (doc/GZIP.md, D-lzw-leftover); here each
+     * file reads what gzip reads for that file alone. */
+    struct lzw *t = calloc(1, sizeof *t);
     struct lg_out *o = calloc(1, sizeof *o);
     int rc = -1;
     *warn_flags = 0;

@@ -412,6 +412,15 @@ if command -v compress > /dev/null; then
     gz_vs_sp "-l .Z" '"$TOOL" -l h.Z'
     cat h.gz h.Z > gzZ.gz
     gz_vs_sp "-dc gzip then LZW" '"$TOOL" -dc gzZ.gz'
+    # 9-bit codes past a full table read an entry never written: zero, as
+    # in gzip for that file alone, never what an earlier file left in memory
+    # (gzip's own tables keep it: D-lzw-leftover)
+    "$PY3" -c 'import random, sys; r = random.Random(3)
+sys.stdout.write("".join(r.choice("abcdefgh\n") for _ in range(20000)))' > w
+    compress -c w > w.Z
+    printf '\037\235\200\101\002\006\004' > full9.Z
+    gz_vs_sp "-dc LZW codes past a full table, after other files" \
+        'if [ "$TOOL" = gzip ]; then gzip -dc w.Z w.Z && gzip -dc full9.Z; else "$TOOL" -dc w.Z w.Z full9.Z; fi'
 else
     fail "compress (ncompress) is not installed: the LZW cases are not run"
 fi
