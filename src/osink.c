@@ -27,9 +27,12 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
     bool reg = S_ISREG(st.st_mode), blk = S_ISBLK(st.st_mode);
     o->seekable = (reg || blk) && cur >= 0 && fl >= 0 && !(fl & O_APPEND);
     o->base = cur >= 0 ? (uint64_t)cur : 0;
-    bool at_end = reg && cur == st.st_size; /* nothing old to show through */
-    o->sparse = o->seekable && (mode == OSINK_SPARSE_ALWAYS ||
-                                (mode == OSINK_SPARSE_AUTO && at_end));
+    /* A regular file: only at its end, whatever the mode, since past it
+     * there is nothing old to show through a skipped block.  A device: only
+     * when the user says it reads as zeros (ALWAYS). */
+    bool at_end = reg && cur == st.st_size;
+    o->sparse = o->seekable && mode != OSINK_SPARSE_NEVER &&
+                (reg ? at_end : mode == OSINK_SPARSE_ALWAYS);
     return 0;
 }
 

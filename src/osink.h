@@ -45,7 +45,8 @@ struct osink {
 
 /* Prepare fd (or -1 for nothing) for output.  AUTO is sparse for a regular
  * file at its end, never for pipes, terminals and devices; ALWAYS also for
- * devices (the user says the device reads as zeros).  Returns 0 or -1. */
+ * devices (the user says the device reads as zeros), never for a regular
+ * file with bytes after its offset.  Returns 0 or -1. */
 int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *err);
 
 /* Sequential input is content from offset 0; only [off, off + len) of it
