@@ -547,26 +547,68 @@ static void cli_name(struct cli *c, const char *argv0)
 
 typedef void (*cli_run_fn)(struct cli *, const char *);
 
+/* The names in directory dir, but . and .., read to the end before any is
+ * processed (as gzip's savedir): entries the run itself creates (outputs,
+ * temporary names) are never walked into.  Returns a malloc'd array of
+ * malloc'd names and sets *count, or NULL with errno set. */
+static char **cli_dir_names(const char *dir, size_t *count)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return NULL;
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int saved = 0;
+    while ((errno = 0, e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n == cap) {
+            char **w = cap > SIZE_MAX / 2 / sizeof *v ? NULL
+                                                       : realloc(v, (cap ? 2 * cap : 64) * sizeof *v);
+            if (w == NULL) {
+                errno = ENOMEM;
+                break;
+            }
+            v = w;
+            cap = cap ? 2 * cap : 64;
+        }
+        if ((v[n] = strdup(e->d_name)) == NULL)
+            break;
+        n++;
+    }
+    saved = errno;
+    closedir(d);
+    if (saved != 0) {
+        while (n > 0)
+            free(v[--n]);
+        free(v);
+        errno = saved;
+        return NULL;
+    }
+    *count = n;
+    return v != NULL ? v : calloc(1, sizeof *v);
+}
+
 /* -r: the files under a directory, depth first, in directory order (as gzip
  * -r).  Links are passed on as files: the usual rules refuse them. */
 static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL) {
+    size_t n = 0;
+    char **names = cli_dir_names(dir, &n);
+    if (names == NULL) {
         cli_error(c, "%s: %s", dir, strerror(errno));
         return;
     }
-    struct dirent *e;
     size_t dlen = strlen(dir);
-    while (!c->stop && (errno = 0, e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *p = malloc(dlen + strlen(e->d_name) + 2);
+    const char *sep = dlen > 0 && dir[dlen - 1] == '/' ? "" : "/";
+    for (size_t i = 0; i < n && !c->stop; i++) {
+        char *p = malloc(dlen + strlen(names[i]) + 2);
         if (p == NULL) {
             cli_error(c, "%s: out of memory", dir);
             break;
         }
-        sprintf(p, "%s%s%s", dir, dlen > 0 && dir[dlen - 1] == '/' ? "" : "/", e->d_name);
+        sprintf(p, "%s%s%s", dir, sep, names[i]);
         struct stat st;
         if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
             cli_walk(c, run, p);
@@ -574,9 +616,9 @@ static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
             run(c, p);
         free(p);
     }
-    if (errno != 0)
-        cli_error(c, "%s: %s", dir, strerror(errno));
-    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 static void cli_one(struct cli *c, cli_run_fn run, const char *path)

@@ -399,6 +399,30 @@ gz_vs_sp "-r" '"$TOOL" -r tree; find tree | sort'
 gz_vs_sp "-dr" '"$TOOL" -d -r tree; find tree | sort'
 gz_vs_sp "-lr" '"$TOOL" -l -r tree | sort'
 rm -rf tree
+# -r never walks into what it writes: names are read before any is processed
+# (thousands, so that readdir would return fresh outputs in later batches)
+mkdir many
+"$PY3" -c 'import sys
+for i in range(3000):
+    open("%s/f%d" % (sys.argv[1], i), "w").write("%d\n" % i)' many
+"$SPIGZ" -rf many; s=$?
+status_is "-rf of 3000 files" "$s" 0
+check "-rf of 3000 files: each compressed once ($(ls many | grep -c 'gz\.gz$') twice)" \
+    [ "$(ls many | grep -c '^f[0-9]*\.gz$')" = 3000 ]
+"$SPIGZ" -rf many; s=$?
+status_is "-rf again (each to .gz.gz)" "$s" 0
+"$SPIGZ" -dr many; s=$?
+status_is "-dr of 3000 .gz.gz" "$s" 0
+check "-dr of 3000 .gz.gz: each decompressed once ($(ls many | grep -c '^f[0-9]*$') twice)" \
+    [ "$(ls many | grep -c '^f[0-9]*\.gz$')" = 3000 ]
+rm -rf many
+# an error that stops the walk is reported once, by the file's name
+mkdir -p deep/a/b && printf '\037\213\010\000\000\000\000\000\000\003XXXXXXXX' > deep/a/b/bad.gz
+"$SPIGZ" -dr deep 2> e; s=$?
+status_is "-dr with a damaged file deep down" "$s" 1
+check "-dr with a damaged file deep down: one message, naming it ($(cat e))" \
+    [ "$(wc -l < e)" = 1 ] && grep -q "deep/a/b/bad.gz" e
+rm -rf deep
 # levels run together are one level (pigz's -11); gzip's own -1..-9 agree
 for l in 1 6 9; do
     gz_vs_sp "-$l" '"$TOOL" -'$l' -c h | gzip -dc'
