@@ -396,6 +396,11 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
         s->why = "the pieces add up to an impossible size";
         return -1;
     }
+    /* Refused at the first piece past the end, not after all are read. */
+    if (s->coff + clen > s->x->data_len - s->x->header_len - 10 || s->uoff + ulen > s->x->total) {
+        s->why = "the pieces run past the data member";
+        return -1;
+    }
     uint32_t crc = data ? (uint32_t)idx_get_le(p + a + b, 4) : crcz_zeros(0, ulen);
     s->x->p[s->k] = (struct idx_piece){s->uoff, s->coff, crc, data};
     if (data && ulen > s->x->max_ulen)
@@ -512,6 +517,10 @@ static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
     /* Each piece takes >= 1 compressed byte and >= 2 index bytes. */
     if (x->n > x->data_len || x->n > x->index_len / 2 + 1)
         return "the footer counts more pieces than can fit";
+    /* More than it is worth holding: a forged index could otherwise make a
+     * reader touch 12 bytes for each byte of the file before refusing it. */
+    if (x->n >= IDX_TABLE_MAX / sizeof(struct idx_piece))
+        return "";
     return NULL;
 }
 

@@ -29,6 +29,10 @@
 #define IDX_MEMBER_MAX 65531          /* payload bytes per index member */
 #define IDX_SPILL (8u << 20)          /* records kept in memory before spilling */
 #define IDX_PIECE_MAX ((uint64_t)1 << 40)
+/* Memory for the piece table at most (24 bytes a piece: 44 million pieces,
+ * 44 TiB of data in spigz's 1 MiB chunks).  A footer that counts more is
+ * declined unread, without a reason: the file is decoded sequentially. */
+#define IDX_TABLE_MAX ((uint64_t)1 << 30)
 
 /* ---- writing ---- */
 

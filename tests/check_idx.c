@@ -902,6 +902,18 @@ START_TEST(bad_records_are_rejected)
     expect_reject_payload(&s, b.p, b.n, s.r.n, "wrong piece CRC");
     free(b.p);
 
+    /* one zero piece more than the data member holds (the footer counting
+     * it): refused at that piece, before the sums are compared */
+    struct rec *more = malloc((s.r.n + 1) * sizeof *more);
+    memcpy(more, s.r.r, s.r.n * sizeof *more);
+    struct zrun zr;
+    zrun_encode(4096, &zr);
+    more[s.r.n] = (struct rec){false, 4096, zrun_size(&zr), 0};
+    b = payload_of(more, s.r.n + 1);
+    expect_reject_why(&s, b.p, b.n, s.r.n + 1, "run past the data member");
+    free(b.p);
+    free(more);
+
     free(r);
     free(p);
     free(good.p);
@@ -954,6 +966,34 @@ START_TEST(largest_piece)
         free(t.p);
         free(pay.p);
     }
+}
+END_TEST
+
+/* A footer counting more pieces than IDX_TABLE_MAX holds, the sizes
+ * consistent (a sparse file: the data and the index are holes): declined
+ * without a reason and without reading the records. */
+START_TEST(huge_piece_count_is_declined)
+{
+    uint64_t n = IDX_TABLE_MAX / sizeof(struct idx_piece) + 1;
+    uint64_t data_len = n + 20, index_len = 2 * n;
+    static const uint8_t h[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    uint8_t e[10] = {3, 0};
+    struct buf t = tail_of(NULL, 0, IDX_MEMBER_MAX, n, data_len, 10, n);
+    put_le(t.p + 44, index_len, 8);
+    fix_footer_crc(t.p);
+    int fd = tmpfile_fd();
+    pwrite_all(fd, h, 10, 0);
+    pwrite_all(fd, e, 10, data_len - 10);
+    pwrite_all(fd, t.p, t.n, data_len + index_len);
+    struct idx x;
+    char why[160];
+    struct sp_err err = {0};
+    int rc = idx_load(fd, 0, data_len + index_len + t.n, &x, why, sizeof why, &err);
+    close(fd);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(why[0] == 0, "declined with a reason: %s", why);
+    ck_assert_ptr_null(x.p);
+    free(t.p);
 }
 END_TEST
 
@@ -1327,6 +1367,7 @@ int main(void)
     tcase_add_test(t, any_split_is_accepted);
     tcase_add_test(t, bad_records_are_rejected);
     tcase_add_test(t, largest_piece);
+    tcase_add_test(t, huge_piece_count_is_declined);
     tcase_add_test(t, any_data_member_header);
     tcase_add_test(t, corrupt_footer);
     tcase_add_test(t, corrupt_index_member);
