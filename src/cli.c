@@ -224,22 +224,25 @@ static int cli_out_rename(void)
 }
 
 /* Sync the directory holding the output, so the rename is on disk before
- * the input is removed. */
-static void cli_sync_dir(const char *path)
+ * the input is removed.  -1 (errno set) when the sync failed: the input
+ * must stay.  A directory that cannot be opened for it (no read
+ * permission) or does not sync (EINVAL) is left as gzip leaves every one:
+ * unsynced, 0. */
+static int cli_sync_dir(const char *path)
 {
-    char dir[PATH_MAX];
     size_t n = (size_t)(cli_base(path) - path);
-    if (n == 0) {
-        strcpy(dir, ".");
-    } else {
-        memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
+    char *dir = n == 0 ? strdup(".") : strndup(path, n);
+    if (dir == NULL)
+        return -1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
+    free(dir);
+    if (fd < 0)
+        return 0;
+    int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
 }
 
 bool cli_out_done(struct cli *c, bool ok)
@@ -292,8 +295,10 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
     }
     ok = cli_out_done(c, ok);
     if (ok && remove_input) {
-        cli_sync_dir(cli_out.path);
-        if (unlink(j->in_path) != 0)
+        if (cli_sync_dir(cli_out.path) != 0)
+            cli_warn(c, "%s: cannot sync its directory (%s): %s kept", cli_out.path,
+                     strerror(errno), j->in_path);
+        else if (unlink(j->in_path) != 0)
             cli_warn(c, "%s: cannot remove: %s", j->in_path, strerror(errno));
     }
     return ok;

@@ -194,6 +194,33 @@ frun LD_PRELOAD="$FAULT_SO" FAULT_WRITE_ENOSPC_AFTER="$full" -- -k r
 rc_is "disk with exactly enough room ($full bytes)" 0
 gz_is "disk with exactly enough room" "$W/r.gz" "$R/r"
 rm -f "$W/r.gz"
+# The output's data or its directory entry cannot be made durable (fsync
+# fails): the input is never removed.
+for d in compress decompress; do
+    case $d in
+        compress) args=(r) out=r.gz in=r ;;
+        decompress) cp "$T/r-full.gz" "$W/r.gz"; cp "$T/r-full.gz" "$R/r.gz"
+                    rm -f "$W/r"; args=(-d r.gz) out=r in=r.gz ;;
+    esac
+    frun LD_PRELOAD="$FAULT_SO" FAULT_FSYNC_EIO=file -- "${args[@]}"
+    rc_is "$d: fsync of the output fails" 1
+    err_has "$d: fsync of the output fails: named" "$out"
+    absent "$d: fsync of the output fails: output removed" "$out"
+    unchanged "$d: fsync of the output fails: input kept" "$in"
+    frun LD_PRELOAD="$FAULT_SO" FAULT_FSYNC_EIO=dir -- "${args[@]}"
+    rc_is "$d: fsync of the output's directory fails (a warning)" 2
+    err_has "$d: fsync of the directory fails: said" "cannot sync its directory"
+    if [ $d = compress ]; then
+        gz_is "$d: fsync of the directory fails: output whole" "$W/r.gz" "$R/r"
+    else
+        cmp -s "$W/r" "$R/r" && pass || fail "$d: fsync of the directory fails: output not whole"
+    fi
+    unchanged "$d: fsync of the directory fails: input kept" "$in"
+    rm -f "$W/$out"
+done
+rm -f "$W/r.gz" "$R/r.gz"
+cp "$R/r" "$W/r"
+only "after the fsync failures: no stray files" r
 
 # A full device on standard output.
 (cd "$W" && exec timeout 60 "$SPIGZ" -c r) 2>&1 > /dev/full | cat > "$T/err"

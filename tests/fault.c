@@ -6,6 +6,8 @@
  *   FAULT_READ_EIO_AFTER=N   FAULT_WRITE_ENOSPC_AFTER=N   FAULT_READ_DELAY_US=U
  *   FAULT_READ_EINTR=1       every other read of a file fails with EINTR
  *                            before reading anything (a signal arrived)
+ *   FAULT_FSYNC_EIO=dir|file fsync of a directory (or of a regular file)
+ *                            fails with EIO
  *   FAULT_STALL_AFTER=N FAULT_STALL_DIR=D
  *                            the first read of a file that would pass N bytes
  *                            in all writes a line to the FIFO D/stalled, then
@@ -16,7 +18,8 @@
  *                            the input), then lets it go on: no sleeps, no
  *                            timing.
  *
- * read, pread, write and pwrite are intercepted (and their 64-bit names).
+ * read, pread, write, pwrite (and their 64-bit names) and fsync are
+ * intercepted.
  *
  * Test-only: not installed, not linked into spigz.
  */
@@ -178,4 +181,20 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     return pwrite64(fd, buf, n, off);
+}
+
+int fsync(int fd)
+{
+    static int (*real)(int);
+    if (real == NULL)
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    const char *what = getenv("FAULT_FSYNC_EIO");
+    struct stat st;
+    if (what != NULL && fstat(fd, &st) == 0 &&
+        ((strcmp(what, "dir") == 0 && S_ISDIR(st.st_mode)) ||
+         (strcmp(what, "file") == 0 && S_ISREG(st.st_mode)))) {
+        errno = EIO;
+        return -1;
+    }
+    return real(fd);
 }
