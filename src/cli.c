@@ -165,10 +165,15 @@ int cli_out_create(struct cli *c, const char *path, bool named)
         cli_error(c, "%s: file name too long", path);
         return -1;
     }
-    bool exists = stat(path, &st) == 0;
+    /* -o: what the name leads to (a device or FIFO is written into, a link
+     * followed, as a shell's redirection does).  A name made from the
+     * input's: the name itself, as gzip: without -f anything there is kept
+     * ("already exists", a directory too); with -f anything but a
+     * directory is replaced, a FIFO, a device node or a link by a file. */
+    bool exists = (named ? stat(path, &st) : lstat(path, &st)) == 0;
     if (exists && named && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
         return cli_out_special(c, path);
-    if (exists && S_ISDIR(st.st_mode)) {
+    if (exists && S_ISDIR(st.st_mode) && (named || c->force)) {
         cli_error(c, "%s: is a directory", path);
         return -1;
     }
@@ -176,10 +181,6 @@ int cli_out_create(struct cli *c, const char *path, bool named)
         /* gzip says so even with -q */
         cli_status(c, EXIT_WARN);
         cli_msg("%s already exists; not overwritten", path);
-        return -1;
-    }
-    if (exists && !S_ISREG(st.st_mode)) {
-        cli_error(c, "%s: not a regular file: not replaced", path);
         return -1;
     }
     /* -o writes through a symbolic link, as a shell redirection does; an

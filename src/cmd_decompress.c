@@ -188,7 +188,7 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         return;
     struct osink o;
     struct sp_err err = {0};
-    struct dec_stats st;
+    struct dec_stats st = {0}; /* read below even when the output failed to open */
     bool ok = osink_open(&o, j->out_fd, c->sparse, &err) == 0;
     if (!ok)
         cli_error(c, "%s: %s", out_path, err.msg);

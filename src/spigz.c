@@ -518,7 +518,8 @@ static bool cli_terminal_refused(const struct cli *c, char **files, int nfiles)
 
 /* A closed 0, 1 or 2 would be reused by the first open(): the input would
  * become "stdout".  Occupy them with /dev/null opened so that using them fails
- * as it would have (reads give EOF, writes EBADF). */
+ * as it would have: opened for the other direction, reads and writes fail
+ * with EBADF, as on a closed descriptor. */
 static void cli_reserve_std_fds(void)
 {
     for (int fd = 0; fd <= 2; fd++)

@@ -423,6 +423,19 @@ status_is "-dr with a damaged file deep down" "$s" 1
 check "-dr with a damaged file deep down: one message, naming it ($(cat e))" \
     [ "$(wc -l < e)" = 1 ] && grep -q "deep/a/b/bad.gz" e
 rm -rf deep
+# what is at the output's name: kept without -f (a directory too), replaced
+# with -f unless a directory (a FIFO, a link: the name, not what it leads to)
+kind() { for f in "$@"; do stat -c '%n %F' "$f"; done; }
+gz_vs_sp "output name is a directory" 'cp h o; mkdir o.gz; "$TOOL" o; echo "status $?"; kind o o.gz'
+gz_vs_sp "output name is a directory, -f" 'cp h o; mkdir o.gz; "$TOOL" -f o; echo "status $?"; kind o o.gz'
+gz_vs_sp "output name is a FIFO, -f" \
+    'cp h o; mkfifo o.gz; "$TOOL" -f o; echo "status $?"; kind o.gz; [ -f o.gz ] && gzip -dc o.gz'
+gz_vs_sp "output name is a link to a directory, -f" \
+    'cp h o; mkdir d; ln -s d o.gz; "$TOOL" -f o; echo "status $?"; kind o.gz d; ls d'
+gz_vs_sp "output name is a dangling link" \
+    'cp h o; ln -s nowhere o.gz; "$TOOL" o; echo "status $?"; kind o o.gz'
+gz_vs_sp "-d: output name is a FIFO, -f" \
+    'gzip -c h > x.gz; mkfifo x; "$TOOL" -df x.gz; echo "status $?"; kind x; [ -f x ] && cat x'
 # levels run together are one level (pigz's -11); gzip's own -1..-9 agree
 for l in 1 6 9; do
     gz_vs_sp "-$l" '"$TOOL" -'$l' -c h | gzip -dc'
