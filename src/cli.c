@@ -171,6 +171,10 @@ int cli_out_create(struct cli *c, const char *path, bool named)
      * ("already exists", a directory too); with -f anything but a
      * directory is replaced, a FIFO, a device node or a link by a file. */
     bool exists = (named ? stat(path, &st) : lstat(path, &st)) == 0;
+    if (!exists && errno == ENAMETOOLONG) { /* said before any work, not at the rename */
+        cli_error(c, "%s: %s", path, strerror(errno));
+        return -1;
+    }
     if (exists && named && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
         return cli_out_special(c, path);
     if (exists && S_ISDIR(st.st_mode) && (named || c->force)) {

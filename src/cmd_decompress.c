@@ -6,6 +6,7 @@
 #include "dec.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,24 @@ static char *cd_stored_name(const char *path, const struct gz_info *h)
         strcpy(out + dir, stored);
     }
     return out;
+}
+
+/* -N: a stored name longer than the output's file system allows is cut to
+ * fit, as gzip does (status 2, "name truncated"); a name gzip makes from
+ * the input's always fits. */
+static void cd_fit_name(struct cli *c, char *out)
+{
+    char *base = (char *)cli_base(out);
+    char save = *base;
+    *base = '\0';
+    long max = pathconf(out[0] != '\0' ? out : ".", _PC_NAME_MAX);
+    *base = save;
+    if (max <= 0)
+        max = NAME_MAX;
+    if (strlen(base) > (size_t)max) {
+        base[max] = '\0';
+        cli_warn(c, "%s: warning, name truncated", out);
+    }
 }
 
 /* ---- running the core ---- */
@@ -342,8 +361,9 @@ static void cd_dispatch(struct cli *c, struct cli_job *j)
         /* FILE.gz -> FILE, or -N's stored name (read from the header first). */
         char *out = NULL;
         struct gz_info h;
-        if (c->store_name && c->name_set && dec_first_header(j->in_fd, &h) == 0)
-            out = cd_stored_name(j->in_path, &h);
+        if (c->store_name && c->name_set && dec_first_header(j->in_fd, &h) == 0 &&
+            (out = cd_stored_name(j->in_path, &h)) != NULL)
+            cd_fit_name(c, out);
         if (out == NULL)
             out = cd_out_name(c, j->in_path);
         if (out == NULL) {

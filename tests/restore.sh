@@ -436,6 +436,25 @@ gz_vs_sp "output name is a dangling link" \
     'cp h o; ln -s nowhere o.gz; "$TOOL" o; echo "status $?"; kind o o.gz'
 gz_vs_sp "-d: output name is a FIFO, -f" \
     'gzip -c h > x.gz; mkfifo x; "$TOOL" -df x.gz; echo "status $?"; kind x; [ -f x ] && cat x'
+# names too long for the file system: a stored one is cut to fit (as
+# gzip); one made by adding .gz is refused before any work (D-long-name)
+"$PY3" -c 'import gzip, sys
+sys.stdout.buffer.write(gzip.compress(b"long\n", mtime=0))' > ln.gz
+"$PY3" -c 'import sys
+d = bytearray(open("ln.gz", "rb").read()); d[3] |= 8
+sys.stdout.buffer.write(bytes(d[:10]) + b"n" * 300 + b"\0" + bytes(d[10:]))' > longname.gz
+rm ln.gz
+gz_vs_sp "-dN of a stored name of 300 bytes" '"$TOOL" -dN longname.gz; echo "status $?"; ls | awk "{ print length(\$0) }" | sort -n'
+gz_vs_sp "-dNq of a stored name of 300 bytes" '"$TOOL" -dNq longname.gz; echo "status $?"'
+rm longname.gz
+long=$(printf "%0253d" 0)
+printf 'data\n' > "$long"
+"$SPIGZ" "$long" 2> e; s=$?
+status_is "compressing a 253-byte name" "$s" 1
+check "compressing a 253-byte name: refused, input kept ($(cat e))" \
+    grep -q "File name too long" e && [ -f "$long" ]
+check "compressing a 253-byte name: no temporary file left" [ -z "$(ls -A | grep "^\.$long")" ]
+rm -f "$long"
 # levels run together are one level (pigz's -11); gzip's own -1..-9 agree
 for l in 1 6 9; do
     gz_vs_sp "-$l" '"$TOOL" -'$l' -c h | gzip -dc'
