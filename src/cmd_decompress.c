@@ -298,8 +298,7 @@ static void cd_list(struct cli *c, struct cli_job *j)
     if (!l.exact && l.maybe_wrapped) {
         c->list_inexact = true;
         if (c->verbose)
-            cli_msg("%s: the size shown is gzip's (the last member's, modulo 4 GiB)",
-                    j->in_name);
+            cli_msg("%s: the size shown is gzip's (the last member's)", j->in_name);
     }
 }
 

@@ -636,11 +636,13 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
             break;
         l->compressed += (uint64_t)n;
     }
-    l->uncompressed = us.last_isize;
+    /* gzip 1.12 -l: the last member's length as decoded (not its ISIZE,
+     * which is modulo 4 GiB) for a gzip member */
+    l->uncompressed = us.last_fmt == UNZ_LAST_GZIP ? us.last_len : us.last_isize;
     l->crc = us.last_crc;
     l->trailing_garbage = us.trailing_garbage;
     l->trailing_zeros = us.trailing_zeros;
-    l->maybe_wrapped = us.out_bytes != us.last_isize;
+    l->maybe_wrapped = us.out_bytes != l->uncompressed;
     /* gzip -lv's method names, and its CRC "-1" for all but gzip members */
     l->legacy = us.members > 0 && us.last_fmt != UNZ_LAST_GZIP;
     l->method = us.last_fmt == UNZ_LAST_PACK ? "pack "

@@ -72,7 +72,7 @@ struct dec_list {
     uint64_t compressed, uncompressed;
     uint64_t deflated;   /* exact: the data member's deflate bytes */
     bool exact;
-    bool maybe_wrapped;  /* not exact and big enough to exceed 4 GiB */
+    bool maybe_wrapped;  /* not exact: the content is not the last member's */
     unsigned members;    /* not exact: gzip members decoded */
     bool trailing_garbage, trailing_zeros; /* not exact: as in dec_stats */
     unsigned lzw_flags, extras;            /* not exact: as in dec_stats */

@@ -109,6 +109,7 @@ struct unz_ctx {
     /* writer thread */
     uint32_t crc;                   /* of the member so far */
     uint64_t mlen, total;
+    uint64_t last_mlen;             /* the last checked member's length */
     struct sp_err werr;
     struct sp_progress *prog;
     uint64_t prog_out;              /* output position counted in prog so far */
@@ -131,6 +132,7 @@ static int unz_emit(void *vctx, void *vitem)
     if (it->kind == UNZ_END) {
         c->ends++;
         bool crc_ok = c->crc == it->want_crc, len_ok = (uint32_t)c->mlen == it->want_isize;
+        c->last_mlen = c->mlen;
         c->crc = 0;
         c->mlen = 0;
         if (!crc_ok || !len_ok) {
@@ -640,6 +642,7 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
             sp_err_set(err, SP_ERR_INTERNAL, 0, "decompression pipeline failed");
         }
         st->out_bytes = c->total;
+        st->last_len = c->last_mlen;
         /* A bad CRC-32 or length ends the file at that member, as for gzip,
          * whatever the reader had started after it. */
         if (rc != 0 && err->kind == SP_ERR_CHECK)

@@ -52,6 +52,8 @@ struct unz_stats {
     unsigned members;
     uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l); for
                                       pack or LZW: UINT32_MAX, its length */
+    uint64_t last_len;       /* the last gzip member's decoded length, all
+                                64 bits (gzip 1.12 -l counts it) */
     enum { UNZ_LAST_GZIP, UNZ_LAST_PACK, UNZ_LAST_LZW, UNZ_LAST_ZIP_DEFLATE,
            UNZ_LAST_ZIP_STORE } last_fmt;
     bool zip_more;           /* a zip file with more than one entry: gzip warns */

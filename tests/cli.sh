@@ -523,7 +523,7 @@ else
 fi
 # The percentage is gzip's: the deflate data against the input, without the
 # header and trailer, as 'gzip -l' reports it for the same data member.  (gzip
-# -l reads the last member's ISIZE, which for spigz's own file is the empty
+# -l gives the last member's length, which for spigz's own file is the empty
 # footer's: it is asked about the same data member written with --no-index.)
 pct=$(sed -n 's/.*[[:space:]]\(-\{0,1\}[0-9.]*\)% .*/\1/p' "$T/err")
 "$SPIGZ" --no-index -c "$R/v" > "$T/v-noindex.gz"

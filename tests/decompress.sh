@@ -1120,7 +1120,7 @@ wnt=$(gzip -lvN "$L/a.ni.gz" | awk 'NR == 2 { print $1, $2, $3, $4, $5, $7 }')
 check "-lvN on a spigz file: '$got', gzip -lvN on the same without index: '$wnt'" [ "$got" = "$wnt" ]
 sp -lv "$L/a.gz"
 if head -1 "$T/out" | grep -q '^method *crc *date *time *compressed'; then pass; else fail "-lv heading: $(head -1 "$T/out")"; fi
-# From a pipe there is no index: the last member's ISIZE, as gzip -l.
+# From a pipe there is no index: the last member's length, as gzip -l.
 CMD="cat a.gz | spigz -l"
 timeout 20 cat "$L/a.gz" | timeout 20 "$SPIGZ" -l > "$T/out" 2> "$T/err"
 RC=$?
@@ -1292,11 +1292,18 @@ fi
 sp -lv "$B/img.ni.gz"
 rc_is "-l, 5 GiB without an index" 0
 got=$(awk 'NR == 2 { print $7 }' "$T/out")
-check "-l, 5 GiB without an index: the size modulo 4 GiB ($got)" [ "$got" = $((bsize % (4 * G))) ]
-err_has "-lv, 5 GiB without an index: says the size is modulo 4 GiB" "modulo 4 GiB"
+# gzip 1.12 counts the last member as it decodes it: all 64 bits, not ISIZE
+gzl=$(gzip -lv "$B/img.ni.gz" | awk 'NR == 2 { print $7 }')
+check "-l, 5 GiB without an index: the whole size ($got), as gzip -l ($gzl)" \
+    [ "$got" = "$bsize" ] && [ "$got" = "$gzl" ]
+if grep -q "size shown" "$T/err"; then
+    fail "-lv, 5 GiB without an index, one member: a note that the size is not the content's"
+else
+    pass
+fi
 sp -l "$B/img.gz" "$B/img.ni.gz"
 got=$(awk 'END { print $2, $4 }' "$T/out")
-check "-l totals: '$got'" [ "$got" = "$((bsize + bsize % (4 * G))) (totals)" ]
+check "-l totals: '$got'" [ "$got" = "$((2 * bsize)) (totals)" ]
 
 # --range far into it: only what it needs is read.
 for r in "$((9 * G / 2 - 10)):300K $((9 * G / 2 - 10)) $((300 * K))" \
