@@ -20,12 +20,10 @@
  * indexed path holds at most DEC_BUDGET bytes of piece buffers at once,
  * whatever the file: the pipeline's depth is cut to fit its largest data
  * piece (compressed + decoded) into it, at least 2 (one being decoded, one
- * being read).  Data pieces over DEC_PIECE_LIMIT either way (spigz writes 1
- * MiB; -b allows up to 512 MiB) are not taken in memory at all: such a file
- * is decoded sequentially, in 1 MiB buffers.  Zero pieces take no buffer:
+ * being read).  Data pieces over DEC_PIECE_LIMIT (dec.h) are not taken in
+ * memory at all.  Zero pieces take no buffer:
  * their bytes are checked in DEC_SCRATCH steps. */
 #define DEC_BUDGET ((uint64_t)256 << 20)
-#define DEC_PIECE_LIMIT ((uint64_t)64 << 20)
 #define DEC_SCRATCH ((size_t)256 << 10)
 #define DEC_ZERO_STEP ((uint64_t)16 << 20) /* see dec_emit_zeros() */
 

@@ -35,6 +35,11 @@
 #include "progress.h"
 #include "unz.h"
 
+/* An index whose data pieces, compressed or decoded, exceed this either way
+ * (spigz writes 1 MiB; -b allows up to 512 MiB) is not used: such a file is
+ * decoded sequentially, in 1 MiB buffers, as any gzip file. */
+#define DEC_PIECE_LIMIT ((uint64_t)64 << 20)
+
 struct dec_opts {
     unsigned threads;
     bool use_index;       /* false: always sequential */
