@@ -10,6 +10,10 @@
 #                           (default ${TMPDIR:-/tmp}/spigz-fuzz)
 #              FUZZ_TARGETS harnesses to run (default "decode index")
 #              CC           a clang with libFuzzer (default clang)
+#              FUZZ_SEED    libFuzzer's -seed (default 0: a new one each run);
+#                           the test command fixes it, so that CI explores
+#                           the same inputs each time and a finding there
+#                           reproduces (long campaigns leave it unset)
 # Crash reproducers go to fuzz/crashes/NAME-crash-* (never commit them); new
 # corpus entries go to $FUZZ_DIR/corpus-NAME, so fuzz/corpus/ stays as the
 # seeds fuzz/make-corpus.sh made.
@@ -80,6 +84,7 @@ for t in $targets; do
     if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         "$dir/fuzz_$t" -max_len=1048576 -timeout=10 -max_total_time="$secs" \
+        -seed="${FUZZ_SEED:-0}" \
         -print_final_stats=1 -artifact_prefix="$top/fuzz/crashes/$t-" \
         "$dir/corpus-$t" "$top/fuzz/corpus/$t" ${regress:+"$regress"} >"$dir/fuzz_$t.log" 2>&1; then
         echo "fuzz_$t FAILED: see $dir/fuzz_$t.log and fuzz/crashes/" >&2
