@@ -56,6 +56,32 @@ static char *cd_stored_name(const char *path, const struct gz_info *h)
     return out;
 }
 
+/* -lN: the stored name as gzip lists it, next to the input: its last
+ * component as gnulib's last_component() finds it (trailing slashes kept),
+ * even when it is empty, "." or "..", which -dN would not use. */
+static char *cd_list_stored_name(const char *path, const struct gz_info *h)
+{
+    const char *base = h->name;
+    while (*base == '/')
+        base++;
+    bool slash = false;
+    for (const char *p = base; *p != '\0'; p++) {
+        if (*p == '/') {
+            slash = true;
+        } else if (slash) {
+            base = p;
+            slash = false;
+        }
+    }
+    size_t dir = (size_t)(cli_base(path) - path);
+    char *out = malloc(dir + strlen(base) + 1);
+    if (out != NULL) {
+        memcpy(out, path, dir);
+        strcpy(out + dir, base);
+    }
+    return out;
+}
+
 /* -N: a stored name longer than the output's file system allows is cut to
  * fit, as gzip does (status 2, "name truncated"); a name gzip makes from
  * the input's always fits. */
@@ -285,8 +311,8 @@ static void cd_list(struct cli *c, struct cli_job *j)
     else if (l.trailing_zeros && c->verbose)
         cli_warn(c, "%s: decompression OK, trailing zero bytes ignored", j->in_name);
     char *name = NULL;
-    if (c->store_name && c->name_set && l.have_header)
-        name = cd_stored_name(j->in_path != NULL ? j->in_path : "", &l.hdr);
+    if (c->store_name && c->name_set && l.have_header && (l.hdr.flags & GZ_FNAME))
+        name = cd_list_stored_name(j->in_path != NULL ? j->in_path : "", &l.hdr);
     if (name == NULL && j->in_path != NULL)
         name = cd_out_name(c, j->in_path);
     cd_list_header(c);

@@ -701,6 +701,35 @@ static int dec_prd_getc(void *ctx)
     return r->buf[r->pos++];
 }
 
+/* gzip checks a zip file's first local header before the output. */
+static int dec_probe_zip(int fd, uint64_t at, struct sp_err *err)
+{
+    uint8_t h[30];
+    ssize_t n;
+    do
+        n = pread(fd, h, sizeof h, (off_t)at);
+    while (n < 0 && errno == EINTR);
+    if (n < 4 || memcmp(h, "PK\003\004", 4) != 0)
+        return 0; /* not zip after all: the decode says what it is */
+    size_t skip, have = (size_t)n;
+    if (have == 30) {
+        have = 30 + ((size_t)h[26] | (size_t)h[27] << 8) + ((size_t)h[28] | (size_t)h[29] << 8);
+        uint8_t last; /* the name and extra field must be there too */
+        do
+            n = pread(fd, &last, 1, (off_t)(at + have - 1));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return 0; /* the decode reports read errors */
+        if (n == 0)
+            have = 30;
+    }
+    const char *bad = unz_zip_check(h, have, &skip);
+    if (bad == NULL)
+        return 0;
+    sp_err_set(err, SP_ERR_FORMAT, 0, "%s", bad);
+    return -1;
+}
+
 int dec_probe(int fd, struct sp_err *err)
 {
     off_t at = lseek(fd, 0, SEEK_CUR);
@@ -737,8 +766,10 @@ int dec_probe(int fd, struct sp_err *err)
                    gz_status_msg(hs, &h, msg, sizeof msg));
         return -1;
     }
-    if ((m[0] == 0x1f && (m[1] == 0x1e || m[1] == 0x9d)) || (m[0] == 'P' && m[1] == 'K'))
-        return 0; /* pack, LZW, zip: their own checks come with the decode */
+    if (m[0] == 'P' && m[1] == 'K')
+        return dec_probe_zip(fd, (uint64_t)at, err);
+    if (m[0] == 0x1f && (m[1] == 0x1e || m[1] == 0x9d))
+        return 0; /* pack, LZW: their checks come with the decode, as gzip's */
     sp_err_set(err, SP_ERR_FORMAT, 0, "not in gzip format");
     return -1;
 }

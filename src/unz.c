@@ -432,6 +432,20 @@ static bool unz_is_zip(struct ibuf *b)
     return avail >= 4 && memcmp(b->buf + b->pos, "PK\003\004", 4) == 0;
 }
 
+const char *unz_zip_check(const uint8_t *h, size_t have, size_t *skip)
+{
+    /* gzip: a header, name and extra field not all there is "not a valid
+     * zip file", a file refused, not a cut one */
+    *skip = have < 30 ? 30 : 30 + unz_le16(h + 26) + unz_le16(h + 28);
+    if (have < *skip)
+        return "not a valid zip file";
+    if (h[6] & 1)
+        return "encrypted file -- use unzip";
+    if (h[8] != 0 && h[8] != 8)
+        return "first entry not deflated or stored -- use unzip";
+    return NULL;
+}
+
 /* gzip decompresses a zip file holding one stored or deflated entry (the
  * first of several, with a warning).  The local header (30 bytes, then the
  * name and an extra field), the data, and, when flag 8 says so, a data
@@ -439,31 +453,24 @@ static bool unz_is_zip(struct ibuf *b)
  * nothing after the entry is read. */
 static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_stats *st)
 {
-    /* gzip: a header, name and extra field not all there is "not a valid
-     * zip file", a file refused, not a cut one */
     ssize_t have = ib_need(b, 30);
     if (have < 0)
         return -1;
-    const uint8_t *h = b->buf + b->pos;
-    size_t skip = have < 30 ? 0 : 30 + unz_le16(h + 26) + unz_le16(h + 28);
-    if (have < 30 || (have = ib_need(b, skip)) < (ssize_t)skip) {
-        if (have < 0)
+    size_t skip;
+    if (have >= 30) {
+        const uint8_t *h0 = b->buf + b->pos;
+        if ((have = ib_need(b, 30 + unz_le16(h0 + 26) + unz_le16(h0 + 28))) < 0)
             return -1;
-        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "not a valid zip file");
+    }
+    const char *bad = unz_zip_check(b->buf + b->pos, (size_t)have, &skip);
+    if (bad != NULL) {
+        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "%s", bad);
         return -1;
     }
-    h = b->buf + b->pos;
+    const uint8_t *h = b->buf + b->pos;
     /* gzip looks at the low bytes of the flags and the method only */
     uint32_t flags = h[6], method = h[8], crc = unz_le32(h + 14);
     uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
-    if (flags & 1) {
-        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "encrypted file -- use unzip");
-        return -1;
-    }
-    if (method != 0 && method != 8) {
-        sp_err_set(&c->perr, SP_ERR_FORMAT, 0, "first entry not deflated or stored -- use unzip");
-        return -1;
-    }
     b->pos += skip;
     st->members++;
     st->last_fmt = method == 8 ? UNZ_LAST_ZIP_DEFLATE : UNZ_LAST_ZIP_STORE;

@@ -74,4 +74,12 @@ struct unz_stats {
 int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
             struct unz_stats *st, struct sp_err *err);
 
+/* The checks gzip makes of a zip file's first local header before it
+ * creates an output: the file (starting "PK\3\4") has have bytes in hand,
+ * of which h holds the first min(have, 30) (nothing more is read), and
+ * *skip is set to the length of the header with its name and extra field.
+ * NULL when the entry can be decoded (have >= *skip), else gzip's message;
+ * with have < 30, *skip is 30. */
+const char *unz_zip_check(const uint8_t *h, size_t have, size_t *skip);
+
 #endif

@@ -486,6 +486,33 @@ cat h.gz banana.z h.gz > mixed.gz
 gz_vs_sp "-dc gzip, pack, gzip" '"$TOOL" -dc mixed.gz'
 (cat h.gz; printf '\037\036') > packcut.gz
 gz_vs_sp "a member then pack bytes: status 1" '"$TOOL" -dc packcut.gz'
+rm -f mixed.gz packcut.gz banana.z
+# a zip header gzip refuses is refused before the output is looked at (an
+# existing one is not "already exists"); its name, encryption and method
+# too (gzdiff seed 42 case 6077)
+"$PY3" -c 'import struct, sys, zlib
+d = b"zip\n"; c = zlib.compressobj(6, 8, -15); z = c.compress(d) + c.flush()
+h = b"PK\3\4" + struct.pack("<HHHHHIIIHH", 20, 0, 8, 0, 0, zlib.crc32(d), len(z), len(d), 1, 0) + b"z"
+open("z.taz", "wb").write(h + z)
+open("cut.taz", "wb").write(h[:18])
+open("noname.taz", "wb").write(h[:30])
+open("enc.taz", "wb").write(h[:6] + b"\1" + h[7:] + z)
+open("meth.taz", "wb").write(h[:8] + b"\x0c" + h[9:] + z)'
+gz_vs_sp "-d zip" '"$TOOL" -d z.taz; cat z.tar'
+for z in cut noname enc meth; do
+    gz_vs_sp "-d $z zip over an existing output" 'echo old > '$z'.tar; "$TOOL" -d '$z'.taz 2>&1 | sed "s/^[a-z]*: //" | grep .; cat '$z'.tar'
+done
+rm -f ./*.taz ./*.tar
+# -lN lists the stored name's last component as gzip does, even where -dN
+# would not use it (seed 42 case 2414)
+for n in "" ".." "a/b/." "dir/" "/x"; do
+    "$PY3" -c 'import struct, sys, zlib
+c = zlib.compressobj(6, 8, -15); z = c.compress(b"hi") + c.flush()
+sys.stdout.buffer.write(b"\x1f\x8b\x08\x08\0\0\0\0\0\3" + sys.argv[1].encode() + b"\0" + z +
+    struct.pack("<II", zlib.crc32(b"hi"), 2))' "$n" > sn.gz
+    gz_vs_sp "-lN of stored name '$n'" '"$TOOL" -lN sn.gz'
+done
+rm -f sn.gz
 # unspigz and spigzcat (and gunzip, zcat) by name
 ln -s "$SPIGZ" unspigz
 ln -s "$SPIGZ" spigzcat
