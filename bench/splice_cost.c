@@ -1,6 +1,7 @@
 /* splice_cost — what splice_fix() costs next to libdeflate compression.
  *
  * usage: splice_cost FILE [chunk_kib [repeats]]
+ * build: cc -O2 -Isrc/core bench/splice_cost.c src/core/splice.c -ldeflate -o splice_cost
  *
  * Compresses FILE in independent chunks (default 1024 KiB) at levels 1, 6 and 9
  * on one thread, running splice_fix() on each chunk right after compressing it
@@ -18,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/splice.h"
+#include "splice.h"
 
 static double now(void)
 {

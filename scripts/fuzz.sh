@@ -51,13 +51,12 @@ if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
 fi
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cfg -I$top/src"
+cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cfg -I$top/src/core -I$top/src/compress -I$top/src/restore"
 
-# The core: every source but the command line's.
+# The core: every source but the command line's (src/cli).
 objs=
-for src in "$top"/src/*.c; do
+for src in "$top"/src/core/*.c "$top"/src/compress/*.c "$top"/src/restore/*.c; do
     base=$(basename "$src" .c)
-    case $base in spigz | cli | cli_* | cmd_*) continue ;; esac
     obj=$dir/obj/$base.o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$obj")" ]; then
         $cc $cflags -fsanitize=fuzzer-no-link -c "$src" -o "$obj"

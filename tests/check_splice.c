@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../src/splice.h"
+#include "splice.h"
 
 /* Check's ck_assert*() reports every passing check to the runner through a
  * file, which costs a system call each: far too slow for the millions of
