@@ -8,7 +8,7 @@
 #
 # Environment: FUZZ_DIR     build and working folder
 #                           (default ${TMPDIR:-/tmp}/spigz-fuzz)
-#              FUZZ_TARGETS harnesses to run (default "decode index")
+#              FUZZ_TARGETS harnesses to run (default "decode index layout")
 #              CC           a clang with libFuzzer (default clang)
 #              FUZZ_SEED    libFuzzer's -seed (default 0: a new one each run);
 #                           the test command fixes it, so that CI explores
@@ -21,7 +21,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FUZZ_DIR:-${TMPDIR:-/tmp}/spigz-fuzz}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-decode index}
+targets=${FUZZ_TARGETS:-decode index layout}
 build_only=false
 secs=30
 case ${1:-} in
@@ -49,14 +49,27 @@ libs="-lz -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
     libs="-ldeflate $libs"
 fi
+# the layout readers' libraries, where configure found them
+layout_cflags=
+for lib in BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
+    if grep -q "^#define HAVE_${lib%%:*} 1" "$dir/cfg/config.h"; then
+        libs="$(pkg-config --libs ${lib#*:}) $libs"
+        layout_cflags="$layout_cflags $(pkg-config --cflags ${lib#*:})"
+    fi
+done
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cfg -I$top/src/core -I$top/src/compress -I$top/src/restore"
+cflags="-std=gnu11 -g -O1 -fno-omit-frame-pointer $san -DHAVE_CONFIG_H -I$dir/cfg -I$top/src/core -I$top/src/compress -I$top/src/restore -I$top/src/layout $layout_cflags"
 
 # The core: every source but the command line's (src/cli).
 objs=
-for src in "$top"/src/core/*.c "$top"/src/compress/*.c "$top"/src/restore/*.c; do
+for src in "$top"/src/core/*.c "$top"/src/compress/*.c "$top"/src/restore/*.c \
+    "$top"/src/layout/*.c; do
     base=$(basename "$src" .c)
+    case $base in
+    lay_ext4) grep -q '^#define HAVE_EXT2FS 1' "$dir/cfg/config.h" || continue ;;
+    lay_ntfs) grep -q '^#define HAVE_NTFS3G 1' "$dir/cfg/config.h" || continue ;;
+    esac
     obj=$dir/obj/$base.o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$obj")" ]; then
         $cc $cflags -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
@@ -79,13 +92,20 @@ for t in $targets; do
     # fuzz/make-corpus.sh regenerates.
     regress=
     [ -d "$top/fuzz/regress/$t" ] && regress=$top/fuzz/regress/$t
+    # seeds: committed for decode and index; made by the mkfs tools for
+    # layout (megabytes of images, mostly zeros: not committed)
+    seeds=$top/fuzz/corpus/$t max_len=1048576
+    if [ "$t" = layout ]; then
+        seeds=$dir/seed-layout max_len=4194304
+        rm -rf "$seeds" && sh "$top/fuzz/make-layout-seeds.sh" "$seeds"
+    fi
     echo "== fuzz_$t: $secs s"
     if ! ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-        "$dir/fuzz_$t" -max_len=1048576 -timeout=10 -max_total_time="$secs" \
+        "$dir/fuzz_$t" -max_len=$max_len -timeout=10 -max_total_time="$secs" \
         -seed="${FUZZ_SEED:-0}" \
         -print_final_stats=1 -artifact_prefix="$top/fuzz/crashes/$t-" \
-        "$dir/corpus-$t" "$top/fuzz/corpus/$t" ${regress:+"$regress"} >"$dir/fuzz_$t.log" 2>&1; then
+        "$dir/corpus-$t" "$seeds" ${regress:+"$regress"} >"$dir/fuzz_$t.log" 2>&1; then
         echo "fuzz_$t FAILED: see $dir/fuzz_$t.log and fuzz/crashes/" >&2
         tail -n 40 "$dir/fuzz_$t.log" >&2
         status=1

@@ -34,6 +34,8 @@ struct cli {
     bool recursive;              /* -r */
     unsigned walking;            /* inside a directory given with -r */
     bool rsyncable;              /* --rsyncable */
+    bool free_zero;              /* --free=zero */
+    bool force_mounted;          /* --force-mounted */
     bool stop;                   /* an error ended the run (cli_stop_on) */
     int verbose;
     int level;
@@ -120,6 +122,13 @@ void cmd_compress(struct cli *c, const char *path);
 void cmd_decompress(struct cli *c, const char *path);
 void cmd_list_totals(struct cli *c);
 void cmd_estimate(struct cli *c, const char *path);
+
+/* --free=zero: the map of the job's input (from its offset), reported per
+ * partition (-v; warnings for what is read whole for a doubt).  0 with *m
+ * filled (empty without --free=zero; lay_free() it), or -1 (message
+ * printed, status set). */
+struct lay_map;
+int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m);
 
 /* Whether a progress line is shown: --progress, or stderr a terminal;
  * never with -q or --no-progress. */

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "compress.h"
+#include "lay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,9 +29,10 @@ static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_s
     }
     fprintf(stderr, "%s:\t%5.1f%% -- %s %s", j->in_name, pct, what, j->out_name);
     if (c->verbose > 1)
-        fprintf(stderr, " (%llu bytes in, %llu out, %llu zero of which %llu holes)",
+        fprintf(stderr, " (%llu bytes in, %llu out, %llu zero of which %llu holes, %llu free)",
                 (unsigned long long)s->in_bytes, (unsigned long long)s->out_bytes,
-                (unsigned long long)s->zero_bytes, (unsigned long long)s->hole_bytes);
+                (unsigned long long)s->zero_bytes, (unsigned long long)s->hole_bytes,
+                (unsigned long long)s->free_bytes);
     fputc('\n', stderr);
 }
 
@@ -63,12 +65,18 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         o.name = j->in_path != NULL ? cli_base(j->in_path) : NULL;
         o.mtime = cc_mtime(c, j);
     }
+    struct lay_map map;
+    if (cli_free_map(c, j, &map) != 0)
+        return -1;
+    o.zero_ranges = map.free;
+    o.nzero_ranges = map.nfree;
     struct sp_err err = {0};
     struct sp_progress prog = {.in_total = cli_prog_total(j->in_fd)};
     struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_COMPRESS);
     o.progress = shown != NULL ? &prog : NULL;
     int rc = cmp_run(j->in_fd, j->out_fd, &o, st, &err);
     cli_prog_stop(shown);
+    lay_free(&map);
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);

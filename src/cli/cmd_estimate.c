@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "estimate.h"
+#include "lay.h"
 
 #include <errno.h>
 #include <langinfo.h>
@@ -58,9 +59,12 @@ static unsigned ce_map_width(void)
 static void ce_text(const struct cli *c, const char *name, const struct est_result *r)
 {
     char a[32], b[32], d[32], h[32];
-    printf("%s: %s, zeros %s (%.1f%%; holes %s), data %s in %llu chunk%s\n", name,
+    char fr[48] = "";
+    if (c->free_zero)
+        snprintf(fr, sizeof fr, ", free %s", ce_bytes((double)r->free_bytes, d));
+    printf("%s: %s, zeros %s (%.1f%%; holes %s%s), data %s in %llu chunk%s\n", name,
            ce_bytes((double)r->in_bytes, a), ce_bytes((double)r->zero_bytes, b),
-           ce_pct(r->zero_bytes, r->in_bytes), ce_bytes((double)r->hole_bytes, h),
+           ce_pct(r->zero_bytes, r->in_bytes), ce_bytes((double)r->hole_bytes, h), fr,
            ce_bytes((double)r->data_bytes, d), (unsigned long long)r->chunks,
            r->chunks == 1 ? "" : "s");
     if (!c->est_size)
@@ -94,7 +98,43 @@ static const char *ce_shade(uint8_t v, bool utf8)
     return utf8 ? u[k] : asc[k];
 }
 
-static void ce_map_text(const struct est_result *r, unsigned width)
+/* --free=zero: the partitions starting in cells [a, b), as " <- 1 vfat "EFI"". */
+static void ce_map_marks(const struct est_result *r, const struct lay_map *m, unsigned a,
+                         unsigned b)
+{
+    const char *sep = "  <- ";
+    for (size_t k = 0; m != NULL && k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        uint64_t cell = r->cell_bytes ? p->off / r->cell_bytes : 0;
+        if (p->len == 0 || cell < a || cell >= b)
+            continue;
+        printf("%s%u %s%s%s%s", sep, p->number, p->fs[0] ? p->fs : "?",
+               p->label[0] ? " \"" : "", p->label, p->label[0] ? "\"" : "");
+        sep = ", ";
+    }
+}
+
+/* --free=zero: one line per partition under the map. */
+static void ce_map_parts(const struct lay_map *m)
+{
+    char a[32], b[32], d[32];
+    for (size_t k = 0; m != NULL && k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        if (m->table[0] != '\0')
+            printf("  %s partition %u at %s, type %s: ", m->table, p->number,
+                   ce_bytes((double)p->off, a), p->ptype);
+        else
+            printf("  the whole input: ");
+        printf("%s%s%s%s, %s", p->fs[0] ? p->fs : "no filesystem", p->label[0] ? " \"" : "",
+               p->label, p->label[0] ? "\"" : "", ce_bytes((double)p->len, b));
+        if (p->mapped)
+            printf(", %s used\n", ce_bytes((double)p->used, d));
+        else
+            printf(", read whole: %s\n", p->why);
+    }
+}
+
+static void ce_map_text(const struct est_result *r, unsigned width, const struct lay_map *m)
 {
     bool utf8 = ce_utf8();
     char a[32];
@@ -108,8 +148,10 @@ static void ce_map_text(const struct est_result *r, unsigned width)
         printf("%10s ", ce_bytes((double)row * width * (double)r->cell_bytes, a));
         for (unsigned i = row * width; i < (row + 1) * width && i < r->cells; i++)
             fputs(ce_shade(r->map[i], utf8), stdout);
+        ce_map_marks(r, m, row * width, (row + 1) * width);
         putchar('\n');
     }
+    ce_map_parts(m);
 }
 
 static void ce_json_string(const char *s)
@@ -140,6 +182,7 @@ static void ce_fields(const struct cli *c, const struct est_result *r,
     CE_U("seed", c->seed);
     CE_U("input_bytes", r->in_bytes);
     CE_U("hole_bytes", r->hole_bytes);
+    CE_U("free_bytes", r->free_bytes);
     CE_U("zero_bytes", r->zero_bytes);
     CE_U("data_bytes", r->data_bytes);
     put("split_exact", r->split_exact ? "true" : "false", true, false);
@@ -200,7 +243,8 @@ static void ce_put_kv(const char *k, const char *v, bool num, bool map)
     putchar('\n');
 }
 
-static void ce_report(const struct cli *c, const char *name, const struct est_result *r)
+static void ce_report(const struct cli *c, const char *name, const struct est_result *r,
+                      const struct lay_map *m)
 {
     ce_cur = r;
     if (c->format == FORMAT_JSON) {
@@ -216,18 +260,22 @@ static void ce_report(const struct cli *c, const char *name, const struct est_re
     } else {
         ce_text(c, name, r);
         if (r->map != NULL)
-            ce_map_text(r, ce_map_width());
+            ce_map_text(r, ce_map_width(), c->free_zero ? m : NULL);
     }
     fflush(stdout);
 }
 
 static void ce_run(struct cli *c, const char *name, const char *path, int fd, bool regular)
 {
+    struct lay_map map;
+    struct cli_job j = {.in_name = name, .in_fd = fd};
+    if (cli_free_map(c, &j, &map) != 0)
+        return;
     struct sp_progress prog = {0};
     struct est_opts o = {
         .level = c->level, .threads = c->threads, .chunk = (size_t)c->chunk_kib << 10,
         .zmin = c->zmin_kib << 10, .index = c->index, .full = c->est_full, .seed = c->seed,
-        .progress = &prog,
+        .progress = &prog, .zero_ranges = map.free, .nzero_ranges = map.nfree,
     };
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     o.cpus = cpus < 1 ? 1 : (unsigned)cpus;
@@ -241,10 +289,12 @@ static void ce_run(struct cli *c, const char *name, const char *path, int fd, bo
     int rc = est_run(fd, &o, &r, &err);
     cli_prog_stop(d);
     if (rc != 0) {
+        lay_free(&map);
         cli_error(c, "%s: %s", name, err.msg);
         return;
     }
-    ce_report(c, name, &r);
+    ce_report(c, name, &r, &map);
+    lay_free(&map);
     est_result_free(&r);
 }
 

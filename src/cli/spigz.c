@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "compress.h"
 #include "engine.h"
+#include "lay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +45,12 @@ static void cli_help(void)
 "      --no-index       compress without the index; decompress without using it\n"
 "      --rsyncable      end data chunks where the content says, so that a\n"
 "                       change moves only the compressed bytes near it\n"
+"      --free=zero      code the blocks each filesystem of a disk, partition\n"
+"                       or image calls free as zeros, unread (ext2/3/4, NTFS,\n"
+"                       FAT, exFAT, swap; others are read whole); restored,\n"
+"                       free space is zeros.  --free=keep (the default)\n"
+"                       reads every byte as it is\n"
+"      --force-mounted  with --free=zero, map a filesystem mounted read-write\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --estimate[=full]  write nothing; predict the compressed size, the\n"
@@ -82,8 +89,10 @@ static void cli_version(void)
            "Copyright (C) 2026 the spigz authors.\n"
            "This is free software under the zlib license (%s -L shows it).\n"
            "There is NO WARRANTY, to the extent permitted by law.\n"
-           "data engine: %s; zlib %s\n",
-           PACKAGE_NAME, PACKAGE_VERSION, cli_prog, eng_name(), zlibVersion());
+           "data engine: %s; zlib %s\n"
+           "--free=zero: %s\n",
+           PACKAGE_NAME, PACKAGE_VERSION, cli_prog, eng_name(), zlibVersion(),
+           lay_filesystems());
 }
 
 static void cli_license(void)
@@ -199,6 +208,20 @@ static void cli_sparse(struct cli *c, const char *s)
         cli_usage_error("invalid --sparse '%s' (expected auto, always or never)", s);
 }
 
+/* --free=keep (the default: free space read as it is) or zero. */
+static void cli_free(struct cli *c, const char *s)
+{
+    const char *why;
+    if (strcmp(s, "keep") == 0)
+        c->free_zero = false;
+    else if (strcmp(s, "zero") != 0)
+        cli_usage_error("invalid --free '%s' (expected zero or keep)", s);
+    else if (!lay_available(&why))
+        cli_usage_error("%s", why);
+    else
+        c->free_zero = true;
+}
+
 /* ---- option parsing ---- */
 
 enum { OPT_NONE, OPT_ARG, OPT_OPTIONAL };
@@ -222,6 +245,8 @@ struct cli_long {
 #define KEY_PROGRESS 11
 #define KEY_NO_PROGRESS 12
 #define KEY_RSYNCABLE 13
+#define KEY_FREE 14
+#define KEY_FORCE_MOUNTED 15
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -241,6 +266,7 @@ static const struct cli_long cli_longs[] = {
     {"progress", KEY_PROGRESS, OPT_NONE}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
     {"recursive", 'r', OPT_NONE},   {"license", 'L', OPT_NONE},
     {"rsyncable", KEY_RSYNCABLE, OPT_NONE},
+    {"free", KEY_FREE, OPT_ARG},     {"force-mounted", KEY_FORCE_MOUNTED, OPT_NONE},
 };
 
 /* The short options. */
@@ -325,6 +351,8 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case 'L': cli_license(); cli_exit_printed();
     case 'r': c->recursive = true; break;
     case KEY_RSYNCABLE: c->rsyncable = true; break;
+    case KEY_FREE: cli_free(c, arg); break;
+    case KEY_FORCE_MOUNTED: c->force_mounted = true; break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);

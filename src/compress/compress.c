@@ -262,6 +262,8 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         free(c);
         return -1;
     }
+    if (opts->nzero_ranges > 0)
+        in_set_zero_ranges(&in, opts->zero_ranges, opts->nzero_ranges);
     if (cmp_engines(c, err) != 0)
         goto done;
     if (opts->index &&
@@ -314,6 +316,7 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     st->index_bytes = index_bytes;
     st->zero_bytes = sg.zero_bytes;
     st->hole_bytes = in.hole_bytes;
+    st->free_bytes = in.zr_bytes;
     st->crc = c->crc;
     st->size_changed = in_size_changed(&in);
     rc = 0;

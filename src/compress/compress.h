@@ -29,6 +29,7 @@
 
 #include "err.h"
 #include "progress.h"
+#include "range.h"
 
 #define CMP_CHUNK_DEFAULT (1u << 20)  /* data chunk: 1 MiB (see DESIGN.md) */
 #define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md */
@@ -44,6 +45,8 @@ struct cmp_opts {
     bool index;         /* append the piece index (doc/FORMAT.md) */
     bool rsyncable;     /* content-defined chunk ends (scan.h, seg_rsyncable) */
     struct sp_progress *progress; /* counters to advance, or NULL (see below) */
+    const struct sp_range *zero_ranges; /* read as zeros, unread (input.h); */
+    size_t nzero_ranges;                /* none by default */
 };
 
 struct cmp_stats {
@@ -53,6 +56,7 @@ struct cmp_stats {
     uint64_t index_bytes; /* of which the index members and footer */
     uint64_t zero_bytes;  /* bytes coded as zero runs */
     uint64_t hole_bytes;  /* of which skipped as holes, never read */
+    uint64_t free_bytes;  /* of which skipped as zero ranges, never read */
     uint32_t crc;         /* CRC-32 of the input */
     bool size_changed;    /* a regular file changed size while being read */
 };

@@ -575,6 +575,8 @@ static int est_pread(struct est *e, uint64_t off, size_t len, uint8_t *buf)
         got += (size_t)r;
     }
     e->r->read_bytes += len;
+    if (e->in.nzr > 0)
+        in_mask_zero_ranges(&e->in, off, buf, len);
     return 0;
 }
 
@@ -699,9 +701,10 @@ static int est_probe_extent(struct est *e, struct est_run *run, uint64_t off, ui
     return 0;
 }
 
-/* Next data extent at or after pos: [*d, *h), both clamped to size and
- * widened to the block grid.  False when the rest is a hole. */
-static bool est_next_data(struct est *e, uint64_t pos, uint64_t *d, uint64_t *h)
+/* Next data extent at or after pos as SEEK_DATA sees it: [*d, *h), both
+ * clamped to size and widened to the block grid.  False when the rest is a
+ * hole. */
+static bool est_next_data_raw(struct est *e, uint64_t pos, uint64_t *d, uint64_t *h)
 {
     uint64_t size = e->in.size;
     *d = pos;
@@ -726,15 +729,37 @@ static bool est_next_data(struct est *e, uint64_t pos, uint64_t *d, uint64_t *h)
     return *d < size;
 }
 
+/* The same, zero ranges (--free=zero) left out as holes are: their bytes
+ * are counted in free_bytes. */
+static bool est_next_data(struct est *e, uint64_t pos, uint64_t *d, uint64_t *h)
+{
+    for (;;) {
+        if (!est_next_data_raw(e, pos, d, h))
+            return false;
+        uint64_t s, z;
+        if (e->in.nzr == 0 || !in_next_zero_range(&e->in, *d, &s, &z) || s >= *h)
+            return true;
+        if (s > *d) {
+            *h = s;
+            return true;
+        }
+        e->r->free_bytes += z - *d;
+        pos = z;
+        if (pos >= e->in.size)
+            return false;
+    }
+}
+
 static int est_shape_probe(struct est *e)
 {
     struct est_run run = {true, 0, 0};
     uint64_t pos = 0, d, h;
     int rc = 0;
     while (rc == 0 && pos < e->in.size) {
+        uint64_t freed = e->r->free_bytes;
         bool more = est_next_data(e, pos, &d, &h);
         uint64_t hole = (more ? d : e->in.size) - pos;
-        e->r->hole_bytes += hole;
+        e->r->hole_bytes += hole - (e->r->free_bytes - freed);
         prog_add(e->o->progress, PROG_IN, hole);
         rc = est_run_add(e, &run, true, pos, hole);
         if (rc == 0 && more && h > d)
@@ -788,6 +813,7 @@ static int est_shape_read(struct est *e)
             break;
     }
     e->r->hole_bytes = e->in.hole_bytes;
+    e->r->free_bytes = e->in.zr_bytes;
     free(win);
     return rc < 0 ? -1 : 0;
 }
@@ -1068,7 +1094,7 @@ static double est_seconds(const struct est *e)
 {
     const struct est_result *r = e->r;
     double cpb = e->cpu_bytes ? e->cpu_compress / (double)e->cpu_bytes : 0;
-    double read_bytes = (double)(r->in_bytes - r->hole_bytes);
+    double read_bytes = (double)(r->in_bytes - r->hole_bytes - r->free_bytes);
     /* The compressor reads 1 MiB at a time: a 24 KiB piece's read costs
      * several times more per byte, so the long reads (the calibration
      * chunks') are the guide when there are enough of them. */
@@ -1132,6 +1158,8 @@ static int est_setup(struct est *e)
     size_t wsize = EST_WINDOW / 8; /* reads: 8 MiB, as the compressor */
     if (in_open(&e->in, e->in.fd, wsize, e->err) != 0)
         return -1;
+    if (e->o->nzero_ranges > 0)
+        in_set_zero_ranges(&e->in, e->o->zero_ranges, e->o->nzero_ranges);
     r->stream = e->in.kind == IN_STREAM || (e->in.kind == IN_BLK && !e->in.size_known);
     r->split_exact = e->o->full || r->stream;
     if (e->o->progress != NULL && e->in.size_known)
@@ -1165,7 +1193,7 @@ static int est_shape(struct est *e)
     if (r->split_exact) { /* a pass over everything: its cost is the read's */
         e->read_wall = est_now(CLOCK_MONOTONIC) - w0;
         e->read_cpu = est_now(CLOCK_THREAD_CPUTIME_ID) - c0;
-        e->read_timed = r->in_bytes - r->hole_bytes;
+        e->read_timed = r->in_bytes - r->hole_bytes - r->free_bytes;
     }
     return rc;
 }

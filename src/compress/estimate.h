@@ -40,6 +40,7 @@
 
 #include "err.h"
 #include "progress.h"
+#include "range.h"
 
 
 struct est_opts {
@@ -54,11 +55,14 @@ struct est_opts {
     uint64_t seed;
     unsigned cells;      /* map cells wanted, 0 = no map */
     struct sp_progress *progress;
+    const struct sp_range *zero_ranges; /* read as zeros (input.h), or none */
+    size_t nzero_ranges;
 };
 
 struct est_result {
     uint64_t in_bytes;       /* input length */
     uint64_t hole_bytes;     /* holes, never read */
+    uint64_t free_bytes;     /* zero ranges (--free=zero), never read */
     uint64_t zero_bytes;     /* bytes on the zero path (holes included) */
     uint64_t data_bytes;     /* bytes in data chunks */
     bool split_exact;        /* every block was read: the split is exact */

@@ -102,6 +102,96 @@ static uint64_t in_locate(struct in_src *in)
     return 0;
 }
 
+void in_set_zero_ranges(struct in_src *in, const struct sp_range *r, size_t n)
+{
+    in->zr = r;
+    in->nzr = n;
+    in->zr_at = 0;
+}
+
+/* The whole blocks of range i: [*s, *e), empty when it covers none. */
+static void in_zr_blocks(const struct in_src *in, size_t i, uint64_t *s, uint64_t *e)
+{
+    uint64_t a = in->zr[i].off, b = a + in->zr[i].len;
+    uint64_t size = in->size_known ? in->size : UINT64_MAX;
+    *s = IN_ALIGN_UP(a);
+    *e = b >= size ? size : IN_ALIGN(b); /* the last block may be partial */
+    if (*e < *s)
+        *e = *s;
+}
+
+/* The first range that ends after pos, from i on (ranges are sorted). */
+static size_t in_zr_find(const struct in_src *in, size_t i, uint64_t pos)
+{
+    while (i < in->nzr && in->zr[i].off + in->zr[i].len <= pos)
+        i++;
+    return i;
+}
+
+bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint64_t *e)
+{
+    /* a binary search: the estimate's probes jump about */
+    size_t lo = 0, hi = in->nzr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->zr[mid].off + in->zr[mid].len <= pos)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < in->nzr; i++) {
+        in_zr_blocks(in, i, s, e);
+        if (*e > pos && *e > *s) {
+            if (*s < pos)
+                *s = pos;
+            return true;
+        }
+    }
+    return false;
+}
+
+void in_mask_zero_ranges(const struct in_src *in, uint64_t off, uint8_t *buf, size_t len)
+{
+    uint64_t end = off + len;
+    size_t lo = 0, hi = in->nzr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (in->zr[mid].off + in->zr[mid].len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < in->nzr && in->zr[i].off < end; i++) {
+        uint64_t a = in->zr[i].off > off ? in->zr[i].off : off;
+        uint64_t b = in->zr[i].off + in->zr[i].len < end ? in->zr[i].off + in->zr[i].len : end;
+        memset(buf + (a - off), 0, (size_t)(b - a));
+    }
+}
+
+/* Whole blocks of a zero range at pos: one zero extent, unread (true);
+ * otherwise *want shrinks so the read ends where the next such blocks
+ * start. */
+static bool in_zeroed(struct in_src *in, struct in_ext *ext, size_t *want)
+{
+    in->zr_at = in_zr_find(in, in->zr_at, in->pos);
+    for (size_t i = in->zr_at; i < in->nzr; i++) {
+        uint64_t s, e;
+        in_zr_blocks(in, i, &s, &e);
+        if (e <= in->pos || e == s)
+            continue; /* no whole block (left to the mask) */
+        if (s <= in->pos) {
+            *ext = (struct in_ext){in->pos, e - in->pos, NULL};
+            in->zr_bytes += e - in->pos;
+            in->pos = e;
+            return true;
+        }
+        if (s - in->pos < *want)
+            *want = (size_t)(s - in->pos);
+        return false;
+    }
+    return false;
+}
+
 /* Zeros the scout already found at pos: one zero extent, unread (true);
  * otherwise *want shrinks so the read ends where the next found zeros start. */
 static bool in_scouted(struct in_src *in, struct in_ext *ext, size_t *want)
@@ -145,6 +235,8 @@ int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *
         if (in->data_end - in->pos < want)
             want = (size_t)(in->data_end - in->pos);
     }
+    if (in->nzr > 0 && in_zeroed(in, ext, &want))
+        return 1;
     if (in->scout != NULL && in_scouted(in, ext, &want))
         return 1;
     ssize_t got = in_fill(in, win, want, err);
@@ -157,6 +249,8 @@ int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *
         if (got == 0)
             return 0;
     }
+    if (in->nzr > 0)
+        in_mask_zero_ranges(in, in->pos, win, (size_t)got);
     *ext = (struct in_ext){in->pos, (uint64_t)got, win};
     in->pos += (uint64_t)got;
     return 1;

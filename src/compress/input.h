@@ -12,6 +12,14 @@
  * stretches it found zero come back as zero extents (data NULL) unread, the
  * same bytes a read would have classified.
  *
+ * Zero ranges (in_set_zero_ranges: --free=zero, from the filesystems'
+ * allocation maps, src/layout) are read as zeros: their whole 4 KiB blocks
+ * come back as zero extents unread, and the part of a block they cover at
+ * their edges is cleared in the window after the read, so the scanner sees
+ * exactly the bytes "the input with those ranges zeroed" holds, whatever
+ * the read sizes.  The scout is not used with them (it would read free
+ * space).
+ *
  * A regular file or device is read from its current offset (stdin redirected from a
  * file another program has partly read); offsets in extents count from
  * there.  in_close() leaves the file offset just past what was read, as a
@@ -29,6 +37,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "range.h"
 #include "scout.h"
 
 enum in_kind { IN_REG, IN_BLK, IN_STREAM };
@@ -49,6 +58,9 @@ struct in_src {
     uint64_t hole_bytes; /* bytes skipped as holes */
     struct scout *scout; /* zero units found ahead (reader.c), or NULL */
     uint64_t scout_bytes; /* bytes skipped because the scout marked them */
+    const struct sp_range *zr; /* zero ranges, relative to base, or NULL */
+    size_t nzr, zr_at;  /* how many; the first that may end after pos */
+    uint64_t zr_bytes;  /* bytes of whole blocks skipped as zero ranges */
 };
 
 struct in_ext {
@@ -63,6 +75,18 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err);
 /* The next extent: returns 1 with *ext filled (a data extent is read into
  * win, wsize bytes), 0 at the end, -1 on error. */
 int in_next(struct in_src *in, uint8_t *win, struct in_ext *ext, struct sp_err *err);
+
+/* Read the ranges r[0..n) (sorted, disjoint, relative to the input's start,
+ * owned by the caller until in_close) as zeros.  Call after in_open. */
+void in_set_zero_ranges(struct in_src *in, const struct sp_range *r, size_t n);
+
+/* Clear the bytes of buf (the input's [off, off + len)) that lie in a zero
+ * range: for readers of their own (the estimate's probes). */
+void in_mask_zero_ranges(const struct in_src *in, uint64_t off, uint8_t *buf, size_t len);
+
+/* The first zero range's whole blocks at or after pos, [*s, *e) (on the
+ * 4 KiB grid, *e may be the input's end); false when there are none. */
+bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint64_t *e);
 
 /* True when a regular file's size differs now from when it was opened. */
 bool in_size_changed(const struct in_src *in);

@@ -184,7 +184,8 @@ struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
             goto nomem_free;
         r->free[r->nfree++] = w;
     }
-    if (in->kind != IN_STREAM && in->size_known)
+    /* with zero ranges the free space is skipped unread: a scout would read it */
+    if (in->kind != IN_STREAM && in->size_known && in->nzr == 0)
         in->scout = scout_start(in->fd, in->base, in->size, in->seek_holes);
     int rc = pthread_create(&r->th, NULL, rd_main, r);
     if (rc != 0) {

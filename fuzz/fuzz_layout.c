@@ -1,0 +1,90 @@
+/* fuzz_layout.c — libFuzzer harness for --free=zero's readers: partition
+ * tables (through libblkid) and the filesystem readers (ext2/3/4 through
+ * libext2fs, NTFS through libntfs-3g, FAT, exFAT and swap by hand).
+ *
+ * The input is a disk, a partition or a filesystem image, held in a memfd.
+ * What must hold, whatever it is:
+ *   - lay_build() returns 0 (a memfd has no read errors; only memory could
+ *     fail) and leaves the descriptor's offset where it was;
+ *   - the free ranges are sorted, disjoint, not adjacent, non-empty, inside
+ *     the input, and sum to free_bytes;
+ *   - every free byte lies in a region that says it is mapped, and in no
+ *     other region; a mapped region's used + free bytes are its length;
+ *   - the same input maps the same way twice (no state kept between calls).
+ * Seeds: fuzz/make-corpus.sh writes small images made by each mkfs, alone
+ * and inside MBR and GPT disks, into fuzz/corpus/layout.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lay.h"
+
+#define CHECK(cond)                                                                \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "fuzz_layout: check failed at line %d: %s\n", __LINE__, \
+                    #cond);                                                        \
+            abort();                                                               \
+        }                                                                          \
+    } while (0)
+
+static void check_map(const struct lay_map *m, uint64_t size)
+{
+    uint64_t sum = 0, prev_end = 0;
+    for (size_t i = 0; i < m->nfree; i++) {
+        const struct sp_range *r = &m->free[i];
+        CHECK(r->len > 0);
+        CHECK(r->off <= size && r->len <= size - r->off);
+        CHECK(i == 0 || r->off > prev_end); /* sorted, disjoint, not adjacent */
+        prev_end = r->off + r->len;
+        sum += r->len;
+        /* inside exactly one region, a mapped one */
+        unsigned inside = 0;
+        bool mapped = false;
+        for (size_t k = 0; k < m->nparts; k++) {
+            const struct lay_part *p = &m->parts[k];
+            if (r->off < p->off + p->len && p->off < r->off + r->len) {
+                inside++;
+                mapped = p->mapped && r->off >= p->off && r->off + r->len <= p->off + p->len;
+            }
+        }
+        CHECK(inside == 1 && mapped);
+    }
+    CHECK(sum == m->free_bytes);
+    uint64_t part_free = 0;
+    for (size_t k = 0; k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        CHECK(p->off <= size && p->len <= size - p->off);
+        CHECK(p->used <= p->len);
+        CHECK(p->mapped || p->used == p->len);
+        part_free += p->len - p->used;
+    }
+    CHECK(part_free == m->free_bytes);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("fuzz-layout", MFD_CLOEXEC);
+    CHECK(fd >= 0);
+    CHECK(size == 0 || write(fd, data, size) == (ssize_t)size);
+    CHECK(lseek(fd, 7, SEEK_SET) == 7);
+    struct lay_opts o = {.force_mounted = true}; /* a memfd is mounted nowhere */
+    struct lay_map a, b;
+    struct sp_err err = {0};
+    CHECK(lay_build(fd, 0, size, &o, &a, &err) == 0);
+    CHECK(lseek(fd, 0, SEEK_CUR) == 7);
+    check_map(&a, size);
+    CHECK(lay_build(fd, 0, size, &o, &b, &err) == 0);
+    CHECK(a.nfree == b.nfree && a.nparts == b.nparts);
+    CHECK(a.nfree == 0 || memcmp(a.free, b.free, a.nfree * sizeof *a.free) == 0);
+    lay_free(&a);
+    lay_free(&b);
+    close(fd);
+    return 0;
+}

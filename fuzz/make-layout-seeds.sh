@@ -1,0 +1,63 @@
+#!/bin/sh
+# Write fuzz_layout's seeds into DIR: small filesystems made by their own
+# mkfs (FAT12, FAT16, ext2 with 1 KiB blocks, ext4 without a journal, swap,
+# exFAT, NTFS, each with a file written into it where a tool can do it
+# without mounting), alone and inside an MBR (with a logical partition) and
+# a GPT disk.  Reproducible: fixed UUIDs, serials, times and content.  Run
+# by scripts/fuzz.sh; nothing of it is committed (the NTFS and exFAT images
+# are megabytes, mostly zeros).  A missing mkfs leaves its seed out.
+#
+# Usage: fuzz/make-layout-seeds.sh DIR
+set -eu
+dir=$1
+mkdir -p "$dir"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+U=11111111-2222-3333-4444-555555555555
+export E2FSPROGS_FAKE_TIME=1 SOURCE_DATE_EPOCH=1
+awk 'BEGIN { for (i = 0; i < 400; i++) printf "seed line %04d\n", i }' >"$tmp/file"
+mkdir "$tmp/d" && cp "$tmp/file" "$tmp/d/file"
+have() { command -v "$1" >/dev/null 2>&1; }
+
+if have mkfs.vfat; then
+    truncate -s 128K "$dir/fat12" && mkfs.vfat -F 12 -i 12345678 "$dir/fat12" >/dev/null
+    truncate -s 5M "$tmp/fat16" && mkfs.vfat -F 16 -s 1 -i 12345678 "$tmp/fat16" >/dev/null || rm -f "$tmp/fat16"
+    if have mcopy; then
+        MTOOLS_SKIP_CHECK=1 mcopy -m -i "$dir/fat12" "$tmp/file" ::file 2>/dev/null || true
+    fi
+fi
+if have mke2fs; then
+    truncate -s 256K "$dir/ext2-1k"
+    mke2fs -q -F -t ext2 -b 1024 -N 16 -U $U -E hash_seed=$U -d "$tmp/d" "$dir/ext2-1k"
+    truncate -s 1M "$dir/ext4-nojournal"
+    mke2fs -q -F -t ext4 -O ^has_journal -N 32 -U $U -E hash_seed=$U -d "$tmp/d" \
+        "$dir/ext4-nojournal"
+fi
+if have mkswap; then
+    truncate -s 64K "$dir/swap" && mkswap -U $U "$dir/swap" >/dev/null 2>&1
+fi
+if have mkfs.exfat; then
+    truncate -s 3M "$dir/exfat" && mkfs.exfat -L seed "$dir/exfat" >/dev/null 2>&1 || rm -f "$dir/exfat"
+fi
+if have mkntfs; then
+    truncate -s 2M "$dir/ntfs" && mkntfs -Q -F -q -T -L seed "$dir/ntfs" >/dev/null 2>&1 || rm -f "$dir/ntfs"
+fi
+if have sfdisk && [ -f "$dir/fat12" ] && [ -f "$dir/ext2-1k" ]; then
+    # MBR: FAT12 primary at sector 63, an extended one, ext2 logical in it
+    truncate -s 1M "$dir/mbr"
+    printf 'label: dos\nlabel-id: 0x12345678\nstart=63, size=256, type=1\nstart=400, type=5\nstart=464, size=512, type=83\n' |
+        sfdisk -q "$dir/mbr" >/dev/null
+    dd if="$dir/fat12" of="$dir/mbr" bs=512 seek=63 conv=notrunc status=none
+    dd if="$dir/ext2-1k" of="$dir/mbr" bs=512 seek=464 conv=notrunc status=none
+    # GPT: the same two, and swap
+    truncate -s 1M "$dir/gpt"
+    printf 'label: gpt\nlabel-id: %s\nfirst-lba: 34\nstart=40, size=256, uuid=%s\nstart=296, size=512, uuid=%s\nstart=808, size=128, type=0657FD6D-A4AB-43C4-84E5-0933C84B4F4F, uuid=%s\n' \
+        $U $U 22222222-2222-3333-4444-555555555555 33333333-2222-3333-4444-555555555555 |
+        sfdisk -q "$dir/gpt" >/dev/null
+    dd if="$dir/fat12" of="$dir/gpt" bs=512 seek=40 conv=notrunc status=none
+    dd if="$dir/ext2-1k" of="$dir/gpt" bs=512 seek=296 conv=notrunc status=none
+    dd if="$dir/swap" of="$dir/gpt" bs=512 seek=808 conv=notrunc status=none
+fi
+# the FAT16 volume only for its boot sector and FATs: the first 64 KiB
+[ -f "$tmp/fat16" ] && head -c 65536 "$tmp/fat16" >"$dir/fat16-head"
+exit 0

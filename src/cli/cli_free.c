@@ -1,0 +1,114 @@
+/* cli_free.c — --free=zero: the input's layout map before it is read, and
+ * what spigz says of it.
+ *
+ * Each region read whole because something is inconsistent or unclean is a
+ * warning (status 2: the backup is whole, but not the one asked for); one
+ * read whole because spigz does not read its filesystem's map (btrfs, LVM,
+ * LUKS, no filesystem) is said with -v only.  -v also gives each region's
+ * filesystem, label, size, used and skipped bytes.
+ */
+#include "config.h"
+#include "cli.h"
+#include "lay.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_IOCTL_H
+#include <sys/ioctl.h>
+#endif
+#ifdef HAVE_LINUX_FS_H
+#include <linux/fs.h>
+#endif
+
+static const char *cf_bytes(uint64_t v, char *buf, size_t n)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double d = (double)v;
+    unsigned u = 0;
+    while (d >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        d /= 1024;
+        u++;
+    }
+    snprintf(buf, n, u == 0 ? "%.0f %s" : "%.1f %s", d, units[u]);
+    return buf;
+}
+
+/* The region's name in messages: "partition 2", or "the whole input". */
+static void cf_region(const struct lay_map *m, const struct lay_part *p, char *buf, size_t n)
+{
+    if (m->table[0] == '\0')
+        snprintf(buf, n, "the whole input");
+    else
+        snprintf(buf, n, "partition %u (%s, type %s, at %llu)", p->number, m->table, p->ptype,
+                 (unsigned long long)p->off);
+}
+
+static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_map *m)
+{
+    char r[160], a[32], b[32], d[32];
+    for (size_t i = 0; i < m->nparts; i++) {
+        const struct lay_part *p = &m->parts[i];
+        cf_region(m, p, r, sizeof r);
+        char fs[100];
+        if (p->fs[0] != '\0')
+            snprintf(fs, sizeof fs, "%s%s%s%s", p->fs, p->label[0] ? " \"" : "", p->label,
+                     p->label[0] ? "\"" : "");
+        else
+            snprintf(fs, sizeof fs, "no filesystem");
+        if (p->mapped && c->verbose)
+            cli_msg("%s: %s: %s, %s, %s used, %s skipped as free", j->in_name, r, fs,
+                    cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
+                    cf_bytes(p->len - p->used, d, sizeof d));
+        else if (!p->mapped && p->doubt)
+            cli_warn(c, "%s: %s: %s, read whole: %s", j->in_name, r, fs, p->why);
+        else if (!p->mapped && c->verbose)
+            cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,
+                    cf_bytes(p->len, a, sizeof a), p->why);
+    }
+    if (c->verbose > 1)
+        cli_msg("%s: %s free in %zu ranges; %s of metadata read to find it", j->in_name,
+                cf_bytes(m->free_bytes, a, sizeof a), m->nfree, cf_bytes(m->meta_read, b, sizeof b));
+}
+
+int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!c->free_zero)
+        return 0;
+    struct stat st;
+    off_t base = -1;
+    uint64_t size = 0;
+    if (fstat(j->in_fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+        base = lseek(j->in_fd, 0, SEEK_CUR);
+    if (base >= 0 && S_ISREG(st.st_mode) && st.st_size >= base) {
+        size = (uint64_t)(st.st_size - base);
+    } else if (base >= 0 && S_ISBLK(st.st_mode)) {
+#ifdef BLKGETSIZE64
+        uint64_t bytes = 0;
+        if (ioctl(j->in_fd, BLKGETSIZE64, &bytes) != 0 || bytes < (uint64_t)base)
+            base = -1;
+        size = bytes - (uint64_t)base;
+#else
+        base = -1;
+#endif
+    } else {
+        base = -1;
+    }
+    if (base < 0) {
+        cli_error(c, "%s: --free=zero needs a seekable input (a disk, a partition or an image "
+                     "file), not a pipe", j->in_name);
+        return -1;
+    }
+    struct lay_opts lo = {.force_mounted = c->force_mounted};
+    struct sp_err err = {0};
+    if (lay_build(j->in_fd, (uint64_t)base, size, &lo, m, &err) != 0) {
+        cli_error(c, "%s: --free=zero: %s", j->in_name, err.msg);
+        cli_stop_on(c, &err);
+        return -1;
+    }
+    cf_report(c, j, m);
+    return 0;
+}

@@ -1,0 +1,452 @@
+/* lay.c — see lay.h: the partition table, the probe, the free list. */
+#include "config.h"
+#include "lay.h"
+#include "lay_fs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef HAVE_BLKID
+#include <blkid.h>
+#endif
+
+/* The filesystems mapped, by libblkid's TYPE name.  Anything else is read
+ * whole: a new filesystem is one line here and one file. */
+static const struct {
+    const char *type;
+    lay_fs_fn used;
+} lay_fs_table[] = {
+#ifdef HAVE_EXT2FS
+    {"ext2", lay_ext4_used},
+    {"ext3", lay_ext4_used},
+    {"ext4", lay_ext4_used},
+#endif
+#ifdef HAVE_NTFS3G
+    {"ntfs", lay_ntfs_used},
+#endif
+    {"vfat", lay_fat_used},
+    {"exfat", lay_exfat_used},
+    {"swap", lay_swap_used},
+};
+
+/* Table sectors no partition may cover: GPT keeps its protective MBR,
+ * header and at least 16 KiB of entries in the first 2 sectors + 16 KiB (34
+ * of 512 bytes, 6 of 4 KiB), the copy in the last sector + 16 KiB; an MBR is
+ * sector 0 (its logical partitions' tables lie outside them). */
+#define LAY_GPT_ENTRIES 16384u
+
+int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
+{
+    if (off > d->len || n > d->len - off)
+        return -1;
+    uint8_t *p = buf;
+    for (size_t got = 0; got < n;) {
+        ssize_t r = pread(d->fd, p + got, n - got, (off_t)(d->off + off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+        d->read += (uint64_t)r;
+    }
+    return 0;
+}
+
+int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
+{
+    if (len == 0)
+        return 0;
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 256;
+        struct sp_range *e = realloc(u->e, cap * sizeof *e);
+        if (e == NULL) {
+            u->oom = true;
+            return -1;
+        }
+        u->e = e;
+        u->cap = cap;
+    }
+    u->e[u->n++] = (struct sp_range){off, len};
+    return 0;
+}
+
+static int lay_ext_cmp(const void *a, const void *b)
+{
+    const struct sp_range *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Sort and merge overlapping or adjacent extents in place. */
+static size_t lay_merge(struct sp_range *e, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(e, n, sizeof *e, lay_ext_cmp);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t end = e[k].off + e[k].len;
+        if (e[i].off <= end) {
+            uint64_t iend = e[i].off + e[i].len;
+            if (iend > end)
+                e[k].len = iend - e[k].off;
+        } else {
+            e[++k] = e[i];
+        }
+    }
+    return k + 1;
+}
+
+/* Append the complement of the used extents u (relative to the region at
+ * off) within [off, off + fs_len) to m's free list. */
+static int lay_add_free(struct lay_map *m, uint64_t off, uint64_t fs_len, struct lay_used *u,
+                        size_t *cap)
+{
+    u->n = lay_merge(u->e, u->n);
+    uint64_t at = 0;
+    for (size_t i = 0; i <= u->n; i++) {
+        uint64_t end = i < u->n ? u->e[i].off : fs_len;
+        if (end > fs_len)
+            end = fs_len;
+        if (end > at) {
+            if (m->nfree == *cap) {
+                size_t c = *cap ? *cap * 2 : 256;
+                struct sp_range *e = realloc(m->free, c * sizeof *e);
+                if (e == NULL)
+                    return -1;
+                m->free = e;
+                *cap = c;
+            }
+            m->free[m->nfree++] = (struct sp_range){off + at, end - at};
+        }
+        if (i < u->n && u->e[i].off + u->e[i].len > at)
+            at = u->e[i].off + u->e[i].len;
+        if (at >= fs_len)
+            break;
+    }
+    return 0;
+}
+
+static lay_fs_fn lay_find_fs(const char *type)
+{
+    for (size_t i = 0; i < sizeof lay_fs_table / sizeof lay_fs_table[0]; i++)
+        if (strcmp(lay_fs_table[i].type, type) == 0)
+            return lay_fs_table[i].used;
+    return NULL;
+}
+
+static void lay_why(struct lay_part *p, const char *fmt, const char *arg)
+{
+    p->mapped = false;
+    p->doubt = false;
+    p->used = p->len;
+    snprintf(p->why, sizeof p->why, fmt, arg);
+}
+
+#ifdef HAVE_BLKID
+/* Probe one region for a filesystem: its TYPE and LABEL into p.  1 when
+ * exactly one signature was found, else 0 with p->why set. */
+static int lay_probe_fs(int fd, struct lay_part *p)
+{
+    blkid_probe pr = blkid_new_probe();
+    if (pr == NULL) {
+        lay_why(p, "%s", "cannot probe it");
+        return 0;
+    }
+    int rc = -1;
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)p->off, (blkid_loff_t)p->len) == 0) {
+        blkid_probe_enable_partitions(pr, 0);
+        blkid_probe_enable_superblocks(pr, 1);
+        /* a bad checksum still names the filesystem: its reader then
+         * refuses it, with a warning, rather than "no filesystem" */
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
+                                                  BLKID_SUBLKS_BADCSUM);
+        rc = blkid_do_safeprobe(pr);
+    }
+    const char *v;
+    if (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0) {
+        snprintf(p->fs, sizeof p->fs, "%s", v);
+        if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
+            snprintf(p->label, sizeof p->label, "%s", v);
+    }
+    blkid_free_probe(pr);
+    if (rc == -2) {
+        lay_why(p, "%s", "more than one filesystem signature");
+        p->doubt = true;
+        return 0;
+    }
+    if (p->fs[0] == '\0') {
+        lay_why(p, "%s", rc < 0 ? "cannot probe it" : "no filesystem found");
+        return 0;
+    }
+    return 1;
+}
+
+/* The partition table, if any: its partitions into m->parts.  0, or -1 out
+ * of memory.  No table leaves m->table empty.  A filesystem signature on
+ * the whole input beside a table (a disk formatted whole over an old table,
+ * or the reverse) sets *both: which one is current cannot be known. */
+static int lay_probe_table(int fd, struct lay_map *m, uint64_t base, bool *both)
+{
+    blkid_probe pr = blkid_new_probe();
+    if (pr == NULL)
+        return 0;
+    int rc = -1;
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)base, (blkid_loff_t)m->size) == 0) {
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+        blkid_probe_enable_partitions(pr, 1);
+        rc = blkid_do_safeprobe(pr);
+    }
+    const char *v;
+    *both = rc == -2 || (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0);
+    m->sector = blkid_probe_get_sectorsize(pr);
+    if (m->sector < 512 || m->sector > 65536)
+        m->sector = 512;
+    blkid_partlist ls = rc == 0 ? blkid_probe_get_partitions(pr) : NULL;
+    blkid_parttable tab = ls != NULL ? blkid_partlist_get_table(ls) : NULL;
+    int n = ls != NULL ? blkid_partlist_numof_partitions(ls) : 0;
+    if (tab != NULL && n > 0) {
+        snprintf(m->table, sizeof m->table, "%s", blkid_parttable_get_type(tab));
+        m->parts = calloc((size_t)n, sizeof *m->parts);
+        if (m->parts == NULL) {
+            blkid_free_probe(pr);
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            blkid_partition par = blkid_partlist_get_partition(ls, i);
+            if (par == NULL || blkid_partition_is_extended(par))
+                continue; /* a container: its logical partitions are listed */
+            struct lay_part *p = &m->parts[m->nparts++];
+            blkid_loff_t s = blkid_partition_get_start(par), z = blkid_partition_get_size(par);
+            p->number = (unsigned)blkid_partition_get_partno(par);
+            const char *t = blkid_partition_get_type_string(par);
+            if (t != NULL)
+                snprintf(p->ptype, sizeof p->ptype, "%s", t);
+            else
+                snprintf(p->ptype, sizeof p->ptype, "0x%02x", blkid_partition_get_type(par));
+            /* libblkid counts in 512-byte sectors whatever the disk's */
+            if (s < 0 || z <= 0 || (uint64_t)s > m->size / 512 ||
+                (uint64_t)z > m->size / 512 - (uint64_t)s) {
+                p->off = s < 0 ? 0 : (uint64_t)s * 512 > m->size ? m->size : (uint64_t)s * 512;
+                p->len = 0;
+                lay_why(p, "%s", "the partition lies outside the disk");
+                p->doubt = true;
+                continue;
+            }
+            p->off = (uint64_t)s * 512;
+            p->len = (uint64_t)z * 512;
+        }
+    }
+    blkid_free_probe(pr);
+    return 0;
+}
+#endif
+
+/* Partitions that overlap each other or the table's own sectors are read
+ * whole: which of two claims is right cannot be known. */
+static void lay_check_overlaps(struct lay_map *m)
+{
+    bool gpt = strcmp(m->table, "gpt") == 0;
+    uint64_t ss = m->sector ? m->sector : 512;
+    uint64_t head = gpt ? 2 * ss + LAY_GPT_ENTRIES : 512;
+    uint64_t tail = gpt ? ss + LAY_GPT_ENTRIES : 0;
+    for (size_t i = 0; i < m->nparts; i++) {
+        struct lay_part *p = &m->parts[i];
+        if (p->why[0] != '\0')
+            continue;
+        if (p->off < head || p->off + p->len > m->size - (tail < m->size ? tail : m->size)) {
+            lay_why(p, "%s", "the partition covers the partition table");
+            p->doubt = true;
+            continue;
+        }
+        for (size_t j = 0; j < m->nparts; j++) {
+            const struct lay_part *q = &m->parts[j];
+            if (j != i && q->len > 0 && p->off < q->off + q->len && q->off < p->off + p->len) {
+                lay_why(p, "%s", "the partition overlaps another");
+                p->doubt = true;
+                break;
+            }
+        }
+    }
+}
+
+/* Map one region: probe it, run its reader, add its free space. */
+static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_part *p,
+                        size_t *cap)
+{
+    p->used = p->len;
+#ifdef HAVE_BLKID
+    struct lay_part at = *p;
+    at.off += base;
+    int found = lay_probe_fs(fd, &at);
+    memcpy(p->fs, at.fs, sizeof p->fs);
+    memcpy(p->label, at.label, sizeof p->label);
+    if (!found) {
+        lay_why(p, "%s", at.why);
+        p->doubt = at.doubt;
+        return 0;
+    }
+#endif
+    lay_fs_fn fn = lay_find_fs(p->fs);
+    if (fn == NULL) {
+        lay_why(p, "%s: its allocation map is not read", p->fs[0] ? p->fs : "unknown");
+        return 0;
+    }
+    struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len};
+    struct lay_used u = {0};
+    uint64_t fs_len = 0;
+    char why[sizeof p->why] = "";
+    int rc = fn(&d, &u, &fs_len, why, sizeof why);
+    m->meta_read += d.read;
+    if (rc < 0 || u.oom) {
+        free(u.e);
+        return -1;
+    }
+    if (rc == 0 || fs_len > p->len) {
+        free(u.e);
+        lay_why(p, "%s", rc == 0 ? why : "the filesystem is larger than its partition");
+        p->doubt = true;
+        return 0;
+    }
+    size_t before = m->nfree;
+    int ar = lay_add_free(m, p->off, fs_len, &u, cap);
+    free(u.e);
+    if (ar != 0)
+        return -1;
+    uint64_t fr = 0;
+    for (size_t i = before; i < m->nfree; i++)
+        fr += m->free[i].len;
+    p->mapped = true;
+    p->used = p->len - fr;
+    return 0;
+}
+
+/* libblkid reads with lseek and read: the offset is put back after it. */
+static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
+                        struct lay_map *m, struct sp_err *err);
+
+int lay_build(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
+              struct lay_map *m, struct sp_err *err)
+{
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    int rc = lay_build_at(fd, base, size, o, m, err);
+    if (at >= 0 && lseek(fd, at, SEEK_SET) != at && rc == 0) {
+        lay_free(m);
+        sp_err_set(err, SP_ERR_READ, errno, "cannot seek back after reading the partitions");
+        rc = -1;
+    }
+    return rc;
+}
+
+static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
+                        struct lay_map *m, struct sp_err *err)
+{
+    memset(m, 0, sizeof *m);
+    m->size = size;
+    const char *why;
+    if (!lay_available(&why)) {
+        sp_err_set(err, SP_ERR_SYS, 0, "%s", why);
+        return -1;
+    }
+    char mnt[256];
+    if (!o->force_mounted && lay_mounted_rw(fd, mnt, sizeof mnt)) {
+        sp_err_set(err, SP_ERR_FORMAT, 0,
+                   "mounted read-write on %s: its allocation maps change while they are "
+                   "read (--force-mounted maps it anyway)", mnt);
+        return -1;
+    }
+    bool both = false;
+#ifdef HAVE_BLKID
+    if (lay_probe_table(fd, m, base, &both) != 0)
+        goto oom;
+#endif
+    if (m->nparts == 0) { /* no table: the input is one filesystem (or not) */
+        free(m->parts);
+        m->parts = calloc(1, sizeof *m->parts);
+        if (m->parts == NULL)
+            goto oom;
+        m->nparts = 1;
+        m->parts[0] = (struct lay_part){.off = 0, .len = size};
+    } else if (both) {
+        for (size_t i = 0; i < m->nparts; i++) {
+            lay_why(&m->parts[i], "%s", "a filesystem signature on the whole disk too");
+            m->parts[i].doubt = true;
+        }
+    } else {
+        lay_check_overlaps(m);
+    }
+    size_t cap = 0;
+    for (size_t i = 0; i < m->nparts; i++) {
+        struct lay_part *p = &m->parts[i];
+        if (p->why[0] != '\0')
+            continue;
+        if (lay_map_part(fd, base, m, p, &cap) != 0)
+            goto oom;
+    }
+    /* Partitions come in table order; free extents must be in input order. */
+    m->nfree = lay_merge(m->free, m->nfree);
+    for (size_t i = 0; i < m->nfree; i++)
+        m->free_bytes += m->free[i].len;
+    return 0;
+oom:
+    lay_free(m);
+    sp_err_set(err, SP_ERR_NOMEM, ENOMEM, "out of memory reading the partitions");
+    return -1;
+}
+
+void lay_free(struct lay_map *m)
+{
+    free(m->parts);
+    free(m->free);
+    memset(m, 0, sizeof *m);
+}
+
+size_t lay_next_free(const struct lay_map *m, uint64_t pos, size_t hint)
+{
+    size_t i = hint < m->nfree ? hint : 0;
+    if (i > 0 && m->free[i - 1].off + m->free[i - 1].len > pos)
+        i = 0; /* the hint is past pos: search from the start */
+    /* binary search over [i, nfree) for the first extent ending after pos */
+    size_t lo = i, hi = m->nfree;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->free[mid].off + m->free[mid].len > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+bool lay_available(const char **why)
+{
+#ifdef HAVE_BLKID
+    *why = NULL;
+    return true;
+#else
+    *why = "--free=zero needs libblkid (util-linux), which this spigz was built without";
+    return false;
+#endif
+}
+
+const char *lay_filesystems(void)
+{
+#ifndef HAVE_BLKID
+    return "unavailable (built without libblkid)";
+#else
+    return "partitions by libblkid (GPT, MBR), "
+#ifdef HAVE_EXT2FS
+           "ext2/3/4 by libext2fs, "
+#else
+           "ext2/3/4 read whole (built without libext2fs), "
+#endif
+#ifdef HAVE_NTFS3G
+           "NTFS by libntfs-3g, "
+#else
+           "NTFS read whole (built without libntfs-3g), "
+#endif
+           "FAT12/16/32, exFAT and swap by hand";
+#endif
+}

@@ -1,0 +1,289 @@
+#!/bin/bash
+# free.sh — --free=zero: backups of disks, partitions and filesystems whose
+# free space holds old data.  Each filesystem is made by its own mkfs over
+# random bytes, given files, some of them deleted; after a backup with
+# --free=zero and a restore, the restored bytes must be exactly the
+# original's with every free block zeroed (free as tests/fsfree.py finds it,
+# from the filesystem's own tools or its specification), the checker must
+# pass and the files must read back.  Then what must be read whole (dirty,
+# corrupt, overlapping), the input kinds, determinism, the estimate and the
+# mounted refusal.
+. "$(dirname "$0")/lib.sh"
+need python3 sfdisk mke2fs debugfs dumpe2fs e2fsck mkfs.vfat mcopy mdel fsck.vfat \
+    mkfs.exfat fsck.exfat mount.exfat-fuse mkntfs ntfs-3g ntfsfix ntfscat ntfsinfo mkswap \
+    losetup cmp
+PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
+FSFREE="$srcdir/tests/fsfree.py"
+cd "$T" || exit 1
+MIB=1048576
+
+# Files for the filesystems: text, random, a mix; f2 is deleted afterwards.
+mkdir src
+"$PY3" - <<'EOF'
+import random
+r = random.Random(7)
+words = b"disk block sector cluster inode bitmap free used journal extent".split()
+open("src/f1", "wb").write(b" ".join(r.choice(words) for _ in range(300000)))
+open("src/f2", "wb").write(r.randbytes(2_500_000))
+open("src/f3", "wb").write(r.randbytes(700_000) + bytes(300_000) + b"tail" * 5000)
+EOF
+# stale FILE MiB: random bytes, the old data of a used disk
+stale() { "$PY3" -c 'import random, sys; r = random.Random(sys.argv[1])
+with open(sys.argv[1], "wb") as f:
+    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
+
+# fuse_fill FILE MOUNTER: copy the files in through a loop device, delete f2
+fuse_fill() {
+    local dev
+    dev=$(losetup -f --show "$1") || { fail "losetup $1"; return; }
+    LOOPDEV=$dev
+    mkdir -p mnt
+    if "$2" "$dev" mnt; then
+        cp src/f1 src/f2 src/f3 mnt/ && sync && rm mnt/f2
+        umount mnt || fail "umount $1"
+    else
+        fail "$2 $1"
+    fi
+    losetup -d "$dev"
+    LOOPDEV=
+}
+mk_ext4_opts() { local f=$1 m=$2; shift 2; stale "$f" "$m"
+                 mke2fs -q -F -t ext4 -E nodiscard -L "e$m" -d src "$@" "$f" >/dev/null 2>&1 ||
+                     fail "mke2fs $* $f"
+                 debugfs -w -R "rm f2" "$f" >/dev/null 2>&1; }
+mk_vfat() { local f=$1 m=$2; shift 2; stale "$f" "$m"
+            mkfs.vfat "$@" -n "FAT$m" "$f" >/dev/null || fail "mkfs.vfat $* $f"
+            mcopy -i "$f" src/f1 src/f2 src/f3 :: && mdel -i "$f" ::f2 || fail "mtools $f"; }
+mk_exfat() { stale "$1" "$2"; mkfs.exfat -L "X$2" "$1" >/dev/null || fail "mkfs.exfat $1"
+             fuse_fill "$1" mount.exfat-fuse; }
+mk_ntfs() { local f=$1 m=$2; shift 2; stale "$f" "$m"
+            mkntfs -Q -F -q -L "N$m" "$@" "$f" >/dev/null 2>&1 || fail "mkntfs $* $f"
+            fuse_fill "$f" ntfs-3g; }
+mk_swap() { stale "$1" "$2"; mkswap -L sw "$1" >/dev/null 2>&1 || fail "mkswap $1"; }
+
+# fs_check KIND FILE WHAT: the checker passes and the files read back
+fs_check() {
+    local kind=$1 f=$2 what=$3
+    case $kind in
+    ext4) check "$what: e2fsck -fn" e2fsck -fn "$f" >/dev/null 2>&1
+          debugfs -R "dump f1 $T/got" "$f" >/dev/null 2>&1
+          check "$what: f1 reads back" cmp -s got src/f1
+          debugfs -R "dump f3 $T/got" "$f" >/dev/null 2>&1
+          check "$what: f3 reads back" cmp -s got src/f3 ;;
+    vfat) check "$what: fsck.vfat -n" fsck.vfat -n "$f" >/dev/null 2>&1
+          check "$what: f1 reads back" sh -c "mcopy -n -i '$f' ::f1 - | cmp -s - src/f1"
+          check "$what: f3 reads back" sh -c "mcopy -n -i '$f' ::f3 - | cmp -s - src/f3" ;;
+    exfat) check "$what: fsck.exfat -n" fsck.exfat -n "$f" >/dev/null 2>&1 ;;
+    ntfs) check "$what: ntfsfix -n" ntfsfix -n "$f" >/dev/null 2>&1
+          check "$what: f1 reads back" sh -c "ntfscat '$f' f1 | cmp -s - src/f1"
+          check "$what: f3 reads back" sh -c "ntfscat '$f' f3 | cmp -s - src/f3" ;;
+    swap) check "$what: a swap header" sh -c "tail -c +4087 '$f' | head -c 10 | grep -q SWAPSPACE2" ;;
+    esac
+}
+
+# bytes_of KIND@SECTOR+SECTORS...: the same in bytes, for fsfree.py
+bytes_of() {
+    local spec kind at n
+    for spec in "$@"; do
+        kind=${spec%@*}; at=${spec#*@}; n=${at#*+}; at=${at%+*}
+        printf '%s ' "$kind@$((at * 512))+$((n * 512))"
+    done
+}
+
+# put DISK PART SECTOR: copy a partition image into a disk image
+put() { dd if="$2" of="$1" bs=512 seek="$3" conv=notrunc status=none; }
+
+# verify WHAT DISK KIND@SECTOR+SECTORS...: back up with --free=zero, restore,
+# compare with the original's free space zeroed, check each filesystem
+verify() {
+    local what=$1 disk=$2 spec kind at n specs=() s
+    shift 2
+    for spec in "$@"; do
+        kind=${spec%@*}; at=${spec#*@}; n=${at#*+}; at=${at%+*}
+        specs+=("$kind@$((at * 512))+$((n * 512))")
+    done
+    "$SPIGZ" --free=zero -v -c "$disk" > b.gz 2> b.err; s=$?
+    check "$what: status $s ($(head -c 600 b.err))" [ "$s" -eq 0 ]
+    check "$what: -v says what was skipped" grep -q "skipped as free" b.err
+    "$SPIGZ" -dc b.gz > r.img || fail "$what: restore"
+    "$PY3" "$FSFREE" expect "$disk" e.img "${specs[@]}" || fail "$what: fsfree.py"
+    check "$what: the restore is the original with its free blocks zeroed ($(cmp r.img e.img 2>&1 | head -c 200))" \
+        cmp -s r.img e.img
+    for spec in "$@"; do
+        kind=${spec%@*}; at=${spec#*@}; n=${at#*+}; at=${at%+*}
+        dd if=r.img of=part bs=512 skip="$at" count="$n" status=none
+        fs_check "$kind" part "$what: $kind at sector $at"
+    done
+    # at most 1.01x the backup of the image with its free blocks zeroed
+    local got want
+    got=$(stat -c %s b.gz)
+    want=$("$SPIGZ" -c e.img | wc -c)
+    check "$what: $got bytes, the zeroed image's backup $want" [ "$((got * 100))" -le "$((want * 101))" ]
+}
+
+section "filesystems alone"
+mk_ext4_opts ext4.img 96;       verify "ext4 alone" ext4.img ext4@0+$((96 * 2048))
+mk_ext4_opts ext1k.img 48 -b 1024; verify "ext4 1 KiB blocks" ext1k.img ext4@0+$((48 * 2048))
+mk_ext4_opts big.img 96 -O bigalloc -C 65536; verify "ext4 bigalloc 64 KiB clusters" big.img ext4@0+$((96 * 2048))
+mk_vfat fat32.img 80 -F 32 -s 1; verify "FAT32 alone" fat32.img vfat@0+$((80 * 2048))
+mk_vfat fat16.img 24 -F 16;     verify "FAT16 alone" fat16.img vfat@0+$((24 * 2048))
+mk_vfat fat12.img 12 -F 12 -s 8; verify "FAT12 alone" fat12.img vfat@0+$((12 * 2048))
+mk_exfat exfat.img 48;          verify "exFAT alone" exfat.img exfat@0+$((48 * 2048))
+mk_ntfs ntfs.img 64;            verify "NTFS alone" ntfs.img ntfs@0+$((64 * 2048))
+mk_ntfs ntfs64k.img 96 -c 65536; verify "NTFS 64 KiB clusters" ntfs64k.img ntfs@0+$((96 * 2048))
+mk_swap swap.img 16;            verify "swap alone" swap.img swap@0+$((16 * 2048))
+
+section "a GPT disk"
+stale gpt.img 310
+sfdisk -q gpt.img <<EOF >/dev/null || fail "sfdisk gpt"
+label: gpt
+start=2048, size=$((80 * 2048)), type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B
+start=$((81 * 2048)), size=$((96 * 2048)), type=0FC63DAF-8483-4772-8E79-3D69D8477DE4
+start=$((177 * 2048)), size=$((16 * 2048)), type=0657FD6D-A4AB-43C4-84E5-0933C84B4F4F
+start=$((193 * 2048)), size=$((48 * 2048)), type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7
+start=$((241 * 2048)), size=$((64 * 2048)), type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7
+EOF
+put gpt.img fat32.img 2048
+put gpt.img ext4.img $((81 * 2048))
+put gpt.img swap.img $((177 * 2048))
+put gpt.img exfat.img $((193 * 2048))
+put gpt.img ntfs.img $((241 * 2048))
+verify "GPT" gpt.img vfat@2048+$((80 * 2048)) ext4@$((81 * 2048))+$((96 * 2048)) \
+    swap@$((177 * 2048))+$((16 * 2048)) exfat@$((193 * 2048))+$((48 * 2048)) \
+    ntfs@$((241 * 2048))+$((64 * 2048))
+# the primary header damaged: libblkid takes the backup, the map is the same
+cp gpt.img gpt-bad.img
+printf 'XXXXXXXX' | dd of=gpt-bad.img bs=1 seek=$((512 + 16)) conv=notrunc status=none
+"$SPIGZ" --free=zero -c gpt-bad.img 2>/dev/null | "$SPIGZ" -dc > r2.img
+"$PY3" -c 'import sys; a = open("r2.img", "rb").read(); b = open("r.img", "rb").read()
+sys.exit(a[1024:] != b[1024:])' || fail "GPT with a bad primary header: not mapped as with the good one"
+
+section "an MBR disk: primaries, logicals, sectors not on 4 KiB"
+stale mbr.img 200
+sfdisk -q mbr.img <<EOF >/dev/null || fail "sfdisk dos"
+label: dos
+start=63, size=$((24 * 2048)), type=6
+start=$((25 * 2048)), size=$((12 * 2048)), type=1
+start=$((38 * 2048)), type=5
+start=$((38 * 2048 + 63)), size=$((48 * 2048)), type=83
+start=$((87 * 2048 + 1)), size=$((96 * 2048)), type=83
+EOF
+put mbr.img fat16.img 63
+put mbr.img fat12.img $((25 * 2048))
+put mbr.img ext1k.img $((38 * 2048 + 63))
+put mbr.img big.img $((87 * 2048 + 1))
+LOGICALS="ext4@$((38 * 2048 + 63))+$((48 * 2048)) ext4@$((87 * 2048 + 1))+$((96 * 2048))"
+# shellcheck disable=SC2086
+verify "MBR" mbr.img vfat@63+$((24 * 2048)) vfat@$((25 * 2048))+$((12 * 2048)) $LOGICALS
+
+section "read whole, with a warning: nothing used is ever lost"
+# whole DESC IMAGE PATTERN: status 2, the warning, and the original back
+whole() {
+    local s
+    "$SPIGZ" --free=zero -c "$2" > w.gz 2> w.err; s=$?
+    check "$1: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
+    check "$1: the warning says why ($(head -c 300 w.err))" grep -q "$3" w.err
+    check "$1: the restore is the original" sh -c "'$SPIGZ' -dc w.gz | cmp -s - '$2'"
+}
+cp fat16.img dirty.img
+printf '\001' | dd of=dirty.img bs=1 seek=37 conv=notrunc status=none
+whole "FAT16 marked dirty" dirty.img "dirty"
+cp ext4.img rec.img
+debugfs -w -R "feature needs_recovery" rec.img >/dev/null 2>&1
+whole "ext4 journal needing recovery" rec.img "recovery"
+cp ext4.img csum.img
+printf 'x' | dd of=csum.img bs=1 seek=$((1024 + 120)) conv=notrunc status=none # s_volume_name
+whole "ext4 superblock checksum wrong" csum.img "libext2fs"
+cp exfat.img xdirty.img
+"$PY3" -c 'import sys; f = open("xdirty.img", "r+b"); f.seek(106); f.write(b"\x02")'
+whole "exFAT marked dirty" xdirty.img "dirty\|checksum"
+# overlapping and out-of-disk MBR entries, written by hand
+cp mbr.img ovl.img
+"$PY3" - <<'EOF'
+import struct
+f = open("ovl.img", "r+b")
+f.seek(446 + 16)  # entry 2 over entry 1's sectors
+f.write(struct.pack("<B3sB3sII", 0, b"\0\0\0", 6, b"\0\0\0", 2048, 8192))
+f.close()
+f = open("far.img", "wb"); f.write(open("mbr.img", "rb").read())
+f.seek(446 + 16)  # entry 2 past the end of the disk
+f.write(struct.pack("<B3sB3sII", 0, b"\0\0\0", 6, b"\0\0\0", 400000, 100000))
+EOF
+"$SPIGZ" --free=zero -c ovl.img > w.gz 2> w.err; s=$?
+check "MBR entries overlapping: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
+check "MBR entries overlapping: said" grep -q "overlaps another" w.err
+# shellcheck disable=SC2086
+"$PY3" "$FSFREE" expect ovl.img e.img $(bytes_of $LOGICALS)
+check "MBR entries overlapping: those two read whole, the logicals mapped" \
+    sh -c "'$SPIGZ' -dc w.gz | cmp -s - e.img"
+"$SPIGZ" --free=zero -c far.img > w.gz 2> w.err; s=$?
+check "MBR entry past the disk: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
+check "MBR entry past the disk: said" grep -q "outside the disk" w.err
+# shellcheck disable=SC2086
+"$PY3" "$FSFREE" expect far.img e.img $(bytes_of vfat@63+$((24 * 2048)) $LOGICALS)
+check "MBR entry past the disk: read whole, the others mapped" \
+    sh -c "'$SPIGZ' -dc w.gz | cmp -s - e.img"
+# no filesystem at all: read whole, said with -v only, status 0
+stale none.img 8
+"$SPIGZ" --free=zero -v -c none.img > w.gz 2> w.err; s=$?
+check "random bytes: status $s, expected 0" [ "$s" -eq 0 ]
+check "random bytes: -v says read whole" grep -q "read whole" w.err
+check "random bytes: the restore is the original" sh -c "'$SPIGZ' -dc w.gz | cmp -s - none.img"
+
+section "inputs: pipes refused, stdin from its offset, files and devices alike"
+cat gpt.img | "$SPIGZ" --free=zero -c > /dev/null 2> p.err; s=$?
+check "a pipe: status $s, expected 1" [ "$s" -eq 1 ]
+check "a pipe: the message says why ($(cat p.err))" grep -q "seekable" p.err
+# stdin a file already read 1 MiB into: the input starts there (the FAT32)
+{ head -c $MIB > /dev/null; "$SPIGZ" --free=zero -c > o.gz; } < gpt.img
+tail -c +$((MIB + 1)) gpt.img > tail.img
+"$PY3" "$FSFREE" expect tail.img e.img "vfat@0+$((80 * MIB))"
+check "stdin 1 MiB in: the rest, its FAT32's free space zeroed" \
+    sh -c "'$SPIGZ' -dc o.gz | cmp -s - e.img"
+# -n: a device has no name to store, a file has
+"$SPIGZ" --free=zero -n -p 1 -c gpt.img > p1.gz
+"$SPIGZ" --free=zero -n -p 2 -c gpt.img > p2.gz
+check "-p 1 and -p 2: the same bytes" cmp -s p1.gz p2.gz
+if dev=$(losetup -f --show -r gpt.img 2>/dev/null); then
+    LOOPDEV=$dev
+    "$SPIGZ" --free=zero -n -p 2 -c "$dev" > dev.gz
+    check "the image through a loop device: the same bytes as the file" cmp -s dev.gz p2.gz
+    losetup -d "$dev"; LOOPDEV=
+else
+    fail "losetup -r gpt.img"
+fi
+
+section "--estimate and --map with --free=zero"
+"$SPIGZ" --free=zero -vv -c gpt.img 2>&1 > /dev/null | grep -o '[0-9]* zero of which' > z.txt
+"$SPIGZ" --free=zero --estimate=full --format=kv gpt.img > est.txt 2>/dev/null
+check "--estimate=full: the compression's zero bytes ($(cat z.txt); $(grep zero_bytes est.txt))" \
+    [ "$(grep '^zero_bytes=' est.txt | cut -d= -f2)" = "$(cut -d' ' -f1 z.txt)" ]
+"$SPIGZ" --free=zero --estimate --format=kv gpt.img > est2.txt 2>/dev/null
+check "--estimate (sample): the free bytes counted ($(grep free_bytes est2.txt))" \
+    [ "$(grep '^free_bytes=' est2.txt | cut -d= -f2)" -gt $((200 * MIB)) ]
+"$SPIGZ" --free=zero --map gpt.img > map.txt 2>&1
+check "--map marks where the partitions start ($(head -c 300 map.txt))" grep -q '<- 2 ext4' map.txt
+check "--map lists the partitions with their use" grep -q 'gpt partition 5 .*ntfs.* used' map.txt
+
+section "mounted read-write: refused unless --force-mounted"
+if dev=$(losetup -f --show ntfs.img 2>/dev/null); then
+    LOOPDEV=$dev
+    mkdir -p mnt
+    if ntfs-3g "$dev" mnt; then
+        "$SPIGZ" --free=zero -c ntfs.img > /dev/null 2> m.err; s=$?
+        check "mounted: the image refused, status $s" [ "$s" -eq 1 ]
+        check "mounted: the message names the mount ($(cat m.err))" grep -q "mounted read-write on" m.err
+        "$SPIGZ" --free=zero -c "$dev" > /dev/null 2> m.err; s=$?
+        check "mounted: the device refused, status $s" [ "$s" -eq 1 ]
+        "$SPIGZ" --free=zero --force-mounted -c ntfs.img > /dev/null 2> m.err; s=$?
+        check "mounted: --force-mounted goes on, status $s ($(cat m.err))" [ "$s" -ne 1 ]
+        umount mnt
+    else
+        fail "ntfs-3g mount of ntfs.img"
+    fi
+    losetup -d "$dev"; LOOPDEV=
+else
+    fail "losetup ntfs.img"
+fi
+[ -n "${KEEP_T:-}" ] && cp -a "$T" "$KEEP_T"
+finish
