@@ -131,6 +131,7 @@ mk_vfat fat12.img 12 -F 12 -s 8; verify "FAT12 alone" fat12.img vfat@0+$((12 * 2
 mk_exfat exfat.img 48;          verify "exFAT alone" exfat.img exfat@0+$((48 * 2048))
 mk_ntfs ntfs.img 64;            verify "NTFS alone" ntfs.img ntfs@0+$((64 * 2048))
 mk_ntfs ntfs64k.img 96 -c 65536; verify "NTFS 64 KiB clusters" ntfs64k.img ntfs@0+$((96 * 2048))
+mk_ntfs ntfs512.img 24 -c 512 -s 512; verify "NTFS 512-byte clusters" ntfs512.img ntfs@0+$((24 * 2048))
 mk_swap swap.img 16;            verify "swap alone" swap.img swap@0+$((16 * 2048))
 
 section "a GPT disk"
