@@ -1,4 +1,4 @@
-/* lay.c — see lay.h: the partition table, the probe, the free list. */
+/* lay.c — see lay.h: the regions, the filesystem probe, the readers' table, the free list. */
 #include "config.h"
 #include "lay.h"
 #include "lay_fs.h"
@@ -30,12 +30,6 @@ static const struct {
     {"exfat", lay_exfat_used},
     {"swap", lay_swap_used},
 };
-
-/* Table sectors no partition may cover: GPT keeps its protective MBR,
- * header and at least 16 KiB of entries in the first 2 sectors + 16 KiB (34
- * of 512 bytes, 6 of 4 KiB), the copy in the last sector + 16 KiB; an MBR is
- * sector 0 (its logical partitions' tables lie outside them). */
-#define LAY_GPT_ENTRIES 16384u
 
 int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
 {
@@ -136,7 +130,7 @@ static lay_fs_fn lay_find_fs(const char *type)
     return NULL;
 }
 
-static void lay_why(struct lay_part *p, const char *fmt, const char *arg)
+void lay_why(struct lay_part *p, const char *fmt, const char *arg)
 {
     p->mapped = false;
     p->doubt = false;
@@ -183,94 +177,7 @@ static int lay_probe_fs(int fd, struct lay_part *p)
     return 1;
 }
 
-/* The partition table, if any: its partitions into m->parts.  0, or -1 out
- * of memory.  No table leaves m->table empty.  A filesystem signature on
- * the whole input beside a table (a disk formatted whole over an old table,
- * or the reverse) sets *both: which one is current cannot be known. */
-static int lay_probe_table(int fd, struct lay_map *m, uint64_t base, bool *both)
-{
-    blkid_probe pr = blkid_new_probe();
-    if (pr == NULL)
-        return 0;
-    int rc = -1;
-    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)base, (blkid_loff_t)m->size) == 0) {
-        blkid_probe_enable_superblocks(pr, 1);
-        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-        blkid_probe_enable_partitions(pr, 1);
-        rc = blkid_do_safeprobe(pr);
-    }
-    const char *v;
-    *both = rc == -2 || (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0);
-    m->sector = blkid_probe_get_sectorsize(pr);
-    if (m->sector < 512 || m->sector > 65536)
-        m->sector = 512;
-    blkid_partlist ls = rc == 0 ? blkid_probe_get_partitions(pr) : NULL;
-    blkid_parttable tab = ls != NULL ? blkid_partlist_get_table(ls) : NULL;
-    int n = ls != NULL ? blkid_partlist_numof_partitions(ls) : 0;
-    if (tab != NULL && n > 0) {
-        snprintf(m->table, sizeof m->table, "%s", blkid_parttable_get_type(tab));
-        m->parts = calloc((size_t)n, sizeof *m->parts);
-        if (m->parts == NULL) {
-            blkid_free_probe(pr);
-            return -1;
-        }
-        for (int i = 0; i < n; i++) {
-            blkid_partition par = blkid_partlist_get_partition(ls, i);
-            if (par == NULL || blkid_partition_is_extended(par))
-                continue; /* a container: its logical partitions are listed */
-            struct lay_part *p = &m->parts[m->nparts++];
-            blkid_loff_t s = blkid_partition_get_start(par), z = blkid_partition_get_size(par);
-            p->number = (unsigned)blkid_partition_get_partno(par);
-            const char *t = blkid_partition_get_type_string(par);
-            if (t != NULL)
-                snprintf(p->ptype, sizeof p->ptype, "%s", t);
-            else
-                snprintf(p->ptype, sizeof p->ptype, "0x%02x", blkid_partition_get_type(par));
-            /* libblkid counts in 512-byte sectors whatever the disk's */
-            if (s < 0 || z <= 0 || (uint64_t)s > m->size / 512 ||
-                (uint64_t)z > m->size / 512 - (uint64_t)s) {
-                p->off = s < 0 ? 0 : (uint64_t)s * 512 > m->size ? m->size : (uint64_t)s * 512;
-                p->len = 0;
-                lay_why(p, "%s", "the partition lies outside the disk");
-                p->doubt = true;
-                continue;
-            }
-            p->off = (uint64_t)s * 512;
-            p->len = (uint64_t)z * 512;
-        }
-    }
-    blkid_free_probe(pr);
-    return 0;
-}
 #endif
-
-/* Partitions that overlap each other or the table's own sectors are read
- * whole: which of two claims is right cannot be known. */
-static void lay_check_overlaps(struct lay_map *m)
-{
-    bool gpt = strcmp(m->table, "gpt") == 0;
-    uint64_t ss = m->sector ? m->sector : 512;
-    uint64_t head = gpt ? 2 * ss + LAY_GPT_ENTRIES : 512;
-    uint64_t tail = gpt ? ss + LAY_GPT_ENTRIES : 0;
-    for (size_t i = 0; i < m->nparts; i++) {
-        struct lay_part *p = &m->parts[i];
-        if (p->why[0] != '\0')
-            continue;
-        if (p->off < head || p->off + p->len > m->size - (tail < m->size ? tail : m->size)) {
-            lay_why(p, "%s", "the partition covers the partition table");
-            p->doubt = true;
-            continue;
-        }
-        for (size_t j = 0; j < m->nparts; j++) {
-            const struct lay_part *q = &m->parts[j];
-            if (j != i && q->len > 0 && p->off < q->off + q->len && q->off < p->off + p->len) {
-                lay_why(p, "%s", "the partition overlaps another");
-                p->doubt = true;
-                break;
-            }
-        }
-    }
-}
 
 /* Map one region: probe it, run its reader, add its free space. */
 static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_part *p,
@@ -359,7 +266,7 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
     }
     bool both = false;
 #ifdef HAVE_BLKID
-    if (lay_probe_table(fd, m, base, &both) != 0)
+    if (lay_table_probe(fd, m, base, &both) != 0)
         goto oom;
 #endif
     if (m->nparts == 0) { /* no table: the input is one filesystem (or not) */
@@ -375,7 +282,7 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
             m->parts[i].doubt = true;
         }
     } else {
-        lay_check_overlaps(m);
+        lay_table_check(m);
     }
     size_t cap = 0;
     for (size_t i = 0; i < m->nparts; i++) {

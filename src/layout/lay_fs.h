@@ -50,6 +50,19 @@ int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len);
 typedef int (*lay_fs_fn)(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len,
                          char *why, size_t wn);
 
+/* lay_table.c: the partition table into m->parts and m->table (nothing
+ * when there is none); *both when a filesystem signature is on the whole
+ * disk too.  0, or -1 out of memory. */
+struct lay_map;
+struct lay_part;
+int lay_table_probe(int fd, struct lay_map *m, uint64_t base, bool *both);
+
+/* lay_table.c: entries that overlap each other or the table are read whole. */
+void lay_table_check(struct lay_map *m);
+
+/* lay.c: mark p read whole, saying why (fmt takes one string). */
+void lay_why(struct lay_part *p, const char *fmt, const char *arg);
+
 /* The readers; each is built only when its library was found. */
 int lay_ext4_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
                   size_t wn);
