@@ -11,10 +11,13 @@
 # deleted files of a used disk), then
 #   p1  256 MiB FAT32 (EFI), given 40 MB of the /usr sample with mtools;
 #   p2  4 GiB ext4, ext4-usr.img's used blocks written over the old data
-#       (e2image -ra onto a loop device writes only used blocks).
+#       (e2image -ra onto a loop device writes only used blocks);
+#   p3  1 GiB NTFS, quick-formatted (mkntfs -Q) over the old data, given
+#       200 MB of the sample through ntfs-3g.
 # used-disk-zeroed.img is the same disk with its free space zeroed by other
-# tools: zerofree for the ext4, tests/fsfree.py (the FAT from its
-# specification) for the FAT32.  Both are compressed with spigz at -6.
+# tools: zerofree for the ext4, tests/fsfree.py for the FAT32 (from its
+# specification) and the NTFS (ntfscat's $Bitmap).  Both are compressed
+# with spigz at -6.
 #
 # Rows: time (wall, page cache warm, median of 3 for spigz), output size,
 # bytes read (spigz: its -vv accounting, input minus what it skipped unread,
@@ -22,7 +25,7 @@
 # used disks): output <= 1.01x the zeroed disk's, time <= 1.1x, >= 8x faster
 # than pigz -6, the estimate's split exact and fast.
 # Needs root (loop devices), sfdisk, mkfs.vfat, mtools, e2image, zerofree,
-# partclone.ext4, partclone.vfat, pigz.
+# partclone.ext4, partclone.vfat, partclone.ntfs, ntfs-3g, pigz.
 {
 set -euo pipefail
 export LC_ALL=C
@@ -40,14 +43,15 @@ while [ $# -gt 0 ]; do
 done
 say() { printf 'free-bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
-for t in sfdisk mkfs.vfat mcopy e2image zerofree partclone.ext4 partclone.vfat pigz losetup; do
+for t in sfdisk mkfs.vfat mcopy e2image zerofree partclone.ext4 partclone.vfat partclone.ntfs mkntfs ntfs-3g pigz losetup; do
     command -v "$t" >/dev/null || die "$t is not installed"
 done
 [ -x "$spigz" ] || die "no spigz at $spigz"
 MIB=1048576
 P1_OFF=$MIB P1_LEN=$((256 * MIB))
 P2_OFF=$((257 * MIB)) P2_LEN=$((4096 * MIB))
-SIZE=$((P2_OFF + P2_LEN + MIB))
+P3_OFF=$((P2_OFF + P2_LEN)) P3_LEN=$((1024 * MIB))
+SIZE=$((P3_OFF + P3_LEN + MIB))
 LOOPS=()
 cleanup() { for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -55,7 +59,7 @@ loop() { local l; l=$(losetup -f --show -o "$2" --sizelimit "$3" "$1"); LOOPS+=(
 unloop() { losetup -d "$1"; LOOPS=("${LOOPS[@]/$1}"); }
 
 # ---- the images -------------------------------------------------------------
-RECIPE="used-disk v2"
+RECIPE="used-disk v3"
 if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null)" != "$RECIPE" ]; then
     [ -f "$dir/data.img" ] && [ -f "$dir/ext4-usr.img" ] ||
         "$here/mkimages.sh" --only data,ext4-usr "$dir" >&2
@@ -67,8 +71,9 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     for _ in $(seq "$reps"); do cat "$dir/data.img"; done > "$img"
     truncate -s "$SIZE" "$img"
     [ "$(stat -c %s "$img")" = "$SIZE" ] || die "filling used-disk.img failed"
-    printf 'label: gpt\nlabel-id: 5A5A5A5A-1111-2222-3333-444444444444\nstart=%d, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, uuid=5A5A5A5A-1111-2222-3333-000000000001\nstart=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, uuid=5A5A5A5A-1111-2222-3333-000000000002\n' \
-        $((P1_OFF / 512)) $((P1_LEN / 512)) $((P2_OFF / 512)) $((P2_LEN / 512)) | sfdisk -q "$img" >/dev/null
+    printf 'label: gpt\nlabel-id: 5A5A5A5A-1111-2222-3333-444444444444\nstart=%d, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, uuid=5A5A5A5A-1111-2222-3333-000000000001\nstart=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, uuid=5A5A5A5A-1111-2222-3333-000000000002\nstart=%d, size=%d, type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7, uuid=5A5A5A5A-1111-2222-3333-000000000003\n' \
+        $((P1_OFF / 512)) $((P1_LEN / 512)) $((P2_OFF / 512)) $((P2_LEN / 512)) \
+        $((P3_OFF / 512)) $((P3_LEN / 512)) | sfdisk -q "$img" >/dev/null
     l=$(loop "$img" $P1_OFF $P1_LEN)
     mkfs.vfat -F 32 -n EFI -i 5a5a5a5a "$l" >/dev/null
     # 40 MB of the sample's files, flat names
@@ -83,6 +88,18 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     l=$(loop "$img" $P2_OFF $P2_LEN)
     e2image -ra "$dir/ext4-usr.img" "$l" 2>/dev/null
     unloop "$l"
+    l=$(loop "$img" $P3_OFF $P3_LEN)
+    mkntfs -Q -F -q -L DATA -T "$l" >/dev/null 2>&1
+    mnt=$(mktemp -d "$dir/.mnt.XXXXXX")
+    ntfs-3g "$l" "$mnt"
+    total=0 n=0
+    while IFS=$'\t' read -r sz p && [ "$total" -lt $((200 * MIB)) ]; do
+        n=$((n + 1)); [ "$n" -gt 2000 ] || continue # not the FAT's files
+        cp "$p" "$mnt/f$n" 2>/dev/null && total=$((total + sz))
+    done < "$dir/usr-manifest.tsv"
+    umount "$mnt"
+    rmdir "$mnt"
+    unloop "$l"
     mv "$img" "$dir/used-disk.img"
     say "building used-disk-zeroed.img (zerofree on the ext4, fsfree.py on the FAT32)"
     zimg=$dir/used-disk-zeroed.img.tmp
@@ -95,10 +112,13 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     # free space
     dd if="$dir/used-disk.img" of="$zimg" bs=1024 skip=$(((P2_OFF + 1024) / 1024)) \
         seek=$(((P2_OFF + 1024) / 1024)) count=1 conv=notrunc status=none
-    dd if="$zimg" of="$dir/.p1" bs=1M skip=1 count=256 status=none
-    python3 "$top/tests/fsfree.py" expect "$dir/.p1" "$dir/.p1z" "vfat@0+$P1_LEN"
-    dd if="$dir/.p1z" of="$zimg" bs=1M seek=1 conv=notrunc status=none
-    rm -f "$dir/.p1" "$dir/.p1z"
+    for p in vfat:$P1_OFF:$P1_LEN ntfs:$P3_OFF:$P3_LEN; do
+        IFS=: read -r kind off len <<< "$p"
+        dd if="$zimg" of="$dir/.p" bs=1M skip=$((off / MIB)) count=$((len / MIB)) status=none
+        python3 "$top/tests/fsfree.py" expect "$dir/.p" "$dir/.pz" "$kind@0+$len"
+        dd if="$dir/.pz" of="$zimg" bs=1M seek=$((off / MIB)) conv=notrunc status=none
+        rm -f "$dir/.p" "$dir/.pz"
+    done
     mv "$zimg" "$dir/used-disk-zeroed.img"
     echo "$RECIPE" > "$dir/.used-disk.stamp"
     say "images done in $((SECONDS - t0)) s"
@@ -143,8 +163,12 @@ l1=$(loop "$U" $P1_OFF $P1_LEN)
 l2=$(loop "$U" $P2_OFF $P2_LEN)
 t1=$(timed /dev/null partclone.vfat -q -c -s "$l1" -o "$o/p1.pc" -L /dev/null 2>/dev/null)
 t2=$(timed /dev/null partclone.ext4 -q -c -s "$l2" -o "$o/p2.pc" -L /dev/null 2>/dev/null)
-row "partclone.vfat -c (p1) + partclone.ext4 -c (p2)" "$t1 + $t2" \
-    "$(($(stat -c %s "$o/p1.pc") + $(stat -c %s "$o/p2.pc")))" "used blocks" "its own format, uncompressed; partitions only"
+l3=$(loop "$U" $P3_OFF $P3_LEN)
+t3=$(timed /dev/null partclone.ntfs -q -c -s "$l3" -o "$o/p3.pc" -L /dev/null 2>/dev/null)
+unloop "$l3"
+row "partclone.vfat + .ext4 + .ntfs -c (p1, p2, p3)" "$t1 + $t2 + $t3" \
+    "$(($(stat -c %s "$o/p1.pc") + $(stat -c %s "$o/p2.pc") + $(stat -c %s "$o/p3.pc")))" \
+    "used blocks" "its own format, uncompressed; the partitions only"
 t=$(timed /dev/null e2image -Qa "$l2" "$o/p2.qcow2")
 row "e2image -Qa (p2)" "$t" "$(stat -c %s "$o/p2.qcow2")" "used blocks" "qcow2, uncompressed; the ext4 only"
 unloop "$l1"; unloop "$l2"
@@ -162,7 +186,7 @@ ok() { awk "BEGIN { exit !($1) }" && echo PASS || echo FAIL; }
 {
     echo "## --free=zero: a used disk ($(date -u '+%Y-%m-%d'), $(nproc) cores, spigz $("$spigz" -V | head -1 | cut -d' ' -f2))"
     echo
-    echo "used-disk.img: $SIZE bytes, GPT: 256 MiB FAT32 (40 MB of files) + 4 GiB ext4 (~600 MB of /usr files); every byte held old data first. See bench/free-bench.sh."
+    echo "used-disk.img: $SIZE bytes, GPT: 256 MiB FAT32 (40 MB of files) + 4 GiB ext4 (~600 MB of /usr files) + 1 GiB NTFS (200 MB); every byte held old data first. See bench/free-bench.sh."
     echo
     echo "| command | time s | output bytes | bytes read | notes |"
     echo "|---|---:|---:|---:|---|"

@@ -178,7 +178,7 @@ printf 'XXXXXXXX' | dd of=gpt-bad.img bs=1 seek=$((512 + 16)) conv=notrunc statu
 sys.exit(a[1024:] != b[1024:])' || fail "GPT with a bad primary header: not mapped as with the good one"
 
 section "an MBR disk: primaries, logicals, sectors not on 4 KiB"
-stale mbr.img 200
+stale mbr.img 350
 sfdisk -q mbr.img <<EOF >/dev/null || fail "sfdisk dos"
 label: dos
 start=63, size=$((24 * 2048)), type=6
@@ -186,12 +186,20 @@ start=$((25 * 2048)), size=$((12 * 2048)), type=1
 start=$((38 * 2048)), type=5
 start=$((38 * 2048 + 63)), size=$((48 * 2048)), type=83
 start=$((87 * 2048 + 1)), size=$((96 * 2048)), type=83
+start=$((184 * 2048)), size=$((96 * 2048)), type=7
+start=$((281 * 2048 + 7)), size=$((48 * 2048)), type=7
+start=$((330 * 2048)), size=$((16 * 2048)), type=82
 EOF
 put mbr.img fat16.img 63
 put mbr.img fat12.img $((25 * 2048))
 put mbr.img ext1k.img $((38 * 2048 + 63))
 put mbr.img big.img $((87 * 2048 + 1))
-LOGICALS="ext4@$((38 * 2048 + 63))+$((48 * 2048)) ext4@$((87 * 2048 + 1))+$((96 * 2048))"
+put mbr.img ntfs64k.img $((184 * 2048))
+put mbr.img exfat.img $((281 * 2048 + 7))
+put mbr.img swap.img $((330 * 2048))
+LOGICALS="ext4@$((38 * 2048 + 63))+$((48 * 2048)) ext4@$((87 * 2048 + 1))+$((96 * 2048))
+ntfs@$((184 * 2048))+$((96 * 2048)) exfat@$((281 * 2048 + 7))+$((48 * 2048))
+swap@$((330 * 2048))+$((16 * 2048))"
 # shellcheck disable=SC2086
 verify "MBR" mbr.img vfat@63+$((24 * 2048)) vfat@$((25 * 2048))+$((12 * 2048)) $LOGICALS
 
@@ -237,7 +245,7 @@ f.write(struct.pack("<B3sB3sII", 0, b"\0\0\0", 6, b"\0\0\0", 2048, 8192))
 f.close()
 f = open("far.img", "wb"); f.write(open("mbr.img", "rb").read())
 f.seek(446 + 16)  # entry 2 past the end of the disk
-f.write(struct.pack("<B3sB3sII", 0, b"\0\0\0", 6, b"\0\0\0", 400000, 100000))
+f.write(struct.pack("<B3sB3sII", 0, b"\0\0\0", 6, b"\0\0\0", 716000, 100000))
 EOF
 "$SPIGZ" --free=zero -c ovl.img > w.gz 2> w.err; s=$?
 check "MBR entries overlapping: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
