@@ -122,6 +122,22 @@ static int lay_add_free(struct lay_map *m, uint64_t off, uint64_t fs_len, struct
     return 0;
 }
 
+/* Why a filesystem without a reader is read whole: not read by spigz at
+ * all, or by this build (configured without its library). */
+static const char *lay_unbuilt(const char *type)
+{
+#ifndef HAVE_EXT2FS
+    if (strcmp(type, "ext2") == 0 || strcmp(type, "ext3") == 0 || strcmp(type, "ext4") == 0)
+        return "this spigz was built without libext2fs";
+#endif
+#ifndef HAVE_NTFS3G
+    if (strcmp(type, "ntfs") == 0)
+        return "this spigz was built without libntfs-3g";
+#endif
+    (void)type;
+    return "spigz does not read this filesystem's allocation map";
+}
+
 static lay_fs_fn lay_find_fs(const char *type)
 {
     for (size_t i = 0; i < sizeof lay_fs_table / sizeof lay_fs_table[0]; i++)
@@ -198,7 +214,7 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
 #endif
     lay_fs_fn fn = lay_find_fs(p->fs);
     if (fn == NULL) {
-        lay_why(p, "%s: its allocation map is not read", p->fs[0] ? p->fs : "unknown");
+        lay_why(p, "%s", lay_unbuilt(p->fs));
         return 0;
     }
     struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len};
