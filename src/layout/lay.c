@@ -48,10 +48,41 @@ int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
     return 0;
 }
 
+/* Memory: a reader's extents are bounded by LAY_MAX_EXTENTS (64 MiB of
+ * them), whatever the filesystem says: a bitmap alternating used and free
+ * blocks on a large disk would otherwise ask for gigabytes.  At the bound
+ * the list is coarsened: extents closer than a gap (64 KiB, doubled until
+ * the list is at most half full) are joined, the space between them counted
+ * used.  That only ever adds used bytes (never a free one), and depends
+ * only on the reader's extents, so the output stays a function of the
+ * input; real filesystems stay far below the bound. */
+#define LAY_MAX_EXTENTS ((size_t)1 << 22)
+
+static size_t lay_merge(struct sp_range *e, size_t n);
+
+static void lay_coarsen(struct lay_used *u)
+{
+    u->n = lay_merge(u->e, u->n);
+    for (uint64_t gap = 65536; u->n > LAY_MAX_EXTENTS / 2 && gap != 0; gap <<= 1) {
+        size_t k = 0;
+        for (size_t i = 1; i < u->n; i++) {
+            uint64_t end = u->e[k].off + u->e[k].len;
+            if (u->e[i].off - end < gap)
+                u->e[k].len = u->e[i].off + u->e[i].len - u->e[k].off;
+            else
+                u->e[++k] = u->e[i];
+        }
+        u->n = k + 1;
+        u->coarsened = true;
+    }
+}
+
 int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
 {
     if (len == 0)
         return 0;
+    if (u->n == LAY_MAX_EXTENTS)
+        lay_coarsen(u);
     if (u->n == u->cap) {
         size_t cap = u->cap ? u->cap * 2 : 256;
         struct sp_range *e = realloc(u->e, cap * sizeof *e);

@@ -42,6 +42,7 @@ struct lay_used {
     struct sp_range *e;
     size_t n, cap;
     bool oom;
+    bool coarsened; /* gaps joined to bound memory (lay.c) */
 };
 
 /* Report [off, off + len) of the region as used.  0, or -1 out of memory. */
