@@ -41,19 +41,25 @@ static char *cd_out_name(const struct cli *c, const char *path)
     return out;
 }
 
+/* name in path's directory (malloc'd), or NULL. */
+static char *cd_beside(const char *path, const char *name)
+{
+    size_t dir = (size_t)(cli_base(path) - path);
+    char *out = malloc(dir + strlen(name) + 1);
+    if (out != NULL) {
+        memcpy(out, path, dir);
+        strcpy(out + dir, name);
+    }
+    return out;
+}
+
 /* -N: the stored name (its last component only), next to the input. */
 static char *cd_stored_name(const char *path, const struct gz_info *h)
 {
     const char *stored = cli_base(h->name);
     if (stored[0] == '\0' || strcmp(stored, ".") == 0 || strcmp(stored, "..") == 0)
         return NULL;
-    size_t dir = (size_t)(cli_base(path) - path);
-    char *out = malloc(dir + strlen(stored) + 1);
-    if (out != NULL) {
-        memcpy(out, path, dir);
-        strcpy(out + dir, stored);
-    }
-    return out;
+    return cd_beside(path, stored);
 }
 
 /* -lN: the stored name as gzip lists it, next to the input: its last
@@ -73,13 +79,7 @@ static char *cd_list_stored_name(const char *path, const struct gz_info *h)
             slash = false;
         }
     }
-    size_t dir = (size_t)(cli_base(path) - path);
-    char *out = malloc(dir + strlen(base) + 1);
-    if (out != NULL) {
-        memcpy(out, path, dir);
-        strcpy(out + dir, base);
-    }
-    return out;
+    return cd_beside(path, base);
 }
 
 /* -N: a stored name longer than the output's file system allows is cut to

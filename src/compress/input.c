@@ -106,7 +106,6 @@ void in_set_zero_ranges(struct in_src *in, const struct sp_range *r, size_t n)
 {
     in->zr = r;
     in->nzr = n;
-    in->zr_at = 0;
 }
 
 /* The whole blocks of range i: [*s, *e), empty when it covers none. */
@@ -120,17 +119,11 @@ static void in_zr_blocks(const struct in_src *in, size_t i, uint64_t *s, uint64_
         *e = *s;
 }
 
-/* The first range that ends after pos, from i on (ranges are sorted). */
-static size_t in_zr_find(const struct in_src *in, size_t i, uint64_t pos)
+/* The first range that ends after pos (ranges are sorted): a binary
+ * search, once per window or zero extent, so jumps (the estimate's probes)
+ * cost no more than the reader's steady walk. */
+static size_t in_zr_search(const struct in_src *in, uint64_t pos)
 {
-    while (i < in->nzr && in->zr[i].off + in->zr[i].len <= pos)
-        i++;
-    return i;
-}
-
-bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint64_t *e)
-{
-    /* a binary search: the estimate's probes jump about */
     size_t lo = 0, hi = in->nzr;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -139,7 +132,12 @@ bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint
         else
             hi = mid;
     }
-    for (size_t i = lo; i < in->nzr; i++) {
+    return lo;
+}
+
+bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint64_t *e)
+{
+    for (size_t i = in_zr_search(in, pos); i < in->nzr; i++) {
         in_zr_blocks(in, i, s, e);
         if (*e > pos && *e > *s) {
             if (*s < pos)
@@ -153,15 +151,7 @@ bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint
 void in_mask_zero_ranges(const struct in_src *in, uint64_t off, uint8_t *buf, size_t len)
 {
     uint64_t end = off + len;
-    size_t lo = 0, hi = in->nzr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (in->zr[mid].off + in->zr[mid].len <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < in->nzr && in->zr[i].off < end; i++) {
+    for (size_t i = in_zr_search(in, off); i < in->nzr && in->zr[i].off < end; i++) {
         uint64_t a = in->zr[i].off > off ? in->zr[i].off : off;
         uint64_t b = in->zr[i].off + in->zr[i].len < end ? in->zr[i].off + in->zr[i].len : end;
         memset(buf + (a - off), 0, (size_t)(b - a));
@@ -173,8 +163,7 @@ void in_mask_zero_ranges(const struct in_src *in, uint64_t off, uint8_t *buf, si
  * start. */
 static bool in_zeroed(struct in_src *in, struct in_ext *ext, size_t *want)
 {
-    in->zr_at = in_zr_find(in, in->zr_at, in->pos);
-    for (size_t i = in->zr_at; i < in->nzr; i++) {
+    for (size_t i = in_zr_search(in, in->pos); i < in->nzr; i++) {
         uint64_t s, e;
         in_zr_blocks(in, i, &s, &e);
         if (e <= in->pos || e == s)

@@ -59,7 +59,7 @@ struct in_src {
     struct scout *scout; /* zero units found ahead (reader.c), or NULL */
     uint64_t scout_bytes; /* bytes skipped because the scout marked them */
     const struct sp_range *zr; /* zero ranges, relative to base, or NULL */
-    size_t nzr, zr_at;  /* how many; the first that may end after pos */
+    size_t nzr;         /* how many */
     uint64_t zr_bytes;  /* bytes of whole blocks skipped as zero ranges */
 };
 

@@ -177,26 +177,27 @@ static lay_fs_fn lay_find_fs(const char *type)
     return NULL;
 }
 
-void lay_why(struct lay_part *p, const char *fmt, const char *arg)
+void lay_whole(struct lay_part *p, bool doubt, const char *why)
 {
     p->mapped = false;
-    p->doubt = false;
+    p->doubt = doubt;
     p->used = p->len;
-    snprintf(p->why, sizeof p->why, fmt, arg);
+    snprintf(p->why, sizeof p->why, "%s", why);
 }
 
 #ifdef HAVE_BLKID
-/* Probe one region for a filesystem: its TYPE and LABEL into p.  1 when
- * exactly one signature was found, else 0 with p->why set. */
-static int lay_probe_fs(int fd, struct lay_part *p)
+/* Probe one region (at base + p->off) for a filesystem: its TYPE and LABEL
+ * into p.  1 when exactly one signature was found, else 0 with p marked
+ * read whole. */
+static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
 {
     blkid_probe pr = blkid_new_probe();
     if (pr == NULL) {
-        lay_why(p, "%s", "cannot probe it");
+        lay_whole(p, false, "cannot probe it");
         return 0;
     }
     int rc = -1;
-    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)p->off, (blkid_loff_t)p->len) == 0) {
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)(base + p->off), (blkid_loff_t)p->len) == 0) {
         blkid_probe_enable_partitions(pr, 0);
         blkid_probe_enable_superblocks(pr, 1);
         /* a bad checksum still names the filesystem: its reader then
@@ -213,12 +214,11 @@ static int lay_probe_fs(int fd, struct lay_part *p)
     }
     blkid_free_probe(pr);
     if (rc == -2) {
-        lay_why(p, "%s", "more than one filesystem signature");
-        p->doubt = true;
+        lay_whole(p, true, "more than one filesystem signature");
         return 0;
     }
     if (p->fs[0] == '\0') {
-        lay_why(p, "%s", rc < 0 ? "cannot probe it" : "no filesystem found");
+        lay_whole(p, false, rc < 0 ? "cannot probe it" : "no filesystem found");
         return 0;
     }
     return 1;
@@ -232,20 +232,12 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
 {
     p->used = p->len;
 #ifdef HAVE_BLKID
-    struct lay_part at = *p;
-    at.off += base;
-    int found = lay_probe_fs(fd, &at);
-    memcpy(p->fs, at.fs, sizeof p->fs);
-    memcpy(p->label, at.label, sizeof p->label);
-    if (!found) {
-        lay_why(p, "%s", at.why);
-        p->doubt = at.doubt;
+    if (!lay_probe_fs(fd, base, p))
         return 0;
-    }
 #endif
     lay_fs_fn fn = lay_find_fs(p->fs);
     if (fn == NULL) {
-        lay_why(p, "%s", lay_unbuilt(p->fs));
+        lay_whole(p, false, lay_unbuilt(p->fs));
         return 0;
     }
     struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len};
@@ -260,8 +252,7 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
     }
     if (rc == 0 || fs_len > p->len) {
         free(u.e);
-        lay_why(p, "%s", rc == 0 ? why : "the filesystem is larger than its partition");
-        p->doubt = true;
+        lay_whole(p, true, rc == 0 ? why : "the filesystem is larger than its partition");
         return 0;
     }
     size_t before = m->nfree;
@@ -325,8 +316,7 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
         m->parts[0] = (struct lay_part){.off = 0, .len = size};
     } else if (both) {
         for (size_t i = 0; i < m->nparts; i++) {
-            lay_why(&m->parts[i], "%s", "a filesystem signature on the whole disk too");
-            m->parts[i].doubt = true;
+            lay_whole(&m->parts[i], true, "a filesystem signature on the whole disk too");
         }
     } else {
         lay_table_check(m);
@@ -355,23 +345,6 @@ void lay_free(struct lay_map *m)
     free(m->parts);
     free(m->free);
     memset(m, 0, sizeof *m);
-}
-
-size_t lay_next_free(const struct lay_map *m, uint64_t pos, size_t hint)
-{
-    size_t i = hint < m->nfree ? hint : 0;
-    if (i > 0 && m->free[i - 1].off + m->free[i - 1].len > pos)
-        i = 0; /* the hint is past pos: search from the start */
-    /* binary search over [i, nfree) for the first extent ending after pos */
-    size_t lo = i, hi = m->nfree;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->free[mid].off + m->free[mid].len > pos)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
 }
 
 bool lay_available(const char **why)

@@ -24,8 +24,9 @@
  * timing, -p or the kind of descriptor), so the output stays a function of
  * the bytes and the options.
  *
- * Contract: lay_build() reads fd with pread only and leaves its offset as it
- * found it; it neither prints nor exits.  The struct lay_map it fills is
+ * Contract: lay_build() reads fd (libblkid with lseek and read, the readers
+ * with pread) and puts its offset back as it found it; it neither prints
+ * nor exits.  The struct lay_map it fills is
  * owned by the caller (lay_free()) and read-only afterwards: any thread may
  * read it.
  */
@@ -79,10 +80,6 @@ int lay_build(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
               struct lay_map *m, struct sp_err *err);
 
 void lay_free(struct lay_map *m);
-
-/* The index of the first free extent that ends after pos (m->nfree when
- * none does), searching from hint (a previous answer, or 0). */
-size_t lay_next_free(const struct lay_map *m, uint64_t pos, size_t hint);
 
 /* 1 when the input open on fd (a block device, or a file behind a loop
  * device), or a partition of it, is mounted read-write, with the mount

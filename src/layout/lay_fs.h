@@ -62,7 +62,7 @@ int lay_table_probe(int fd, struct lay_map *m, uint64_t base, bool *both);
 void lay_table_check(struct lay_map *m);
 
 /* lay.c: mark p read whole, saying why (fmt takes one string). */
-void lay_why(struct lay_part *p, const char *fmt, const char *arg);
+void lay_whole(struct lay_part *p, bool doubt, const char *why);
 
 /* The readers; each is built only when its library was found. */
 int lay_ext4_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,

@@ -29,7 +29,7 @@
 #define LAY_MAX_DEVS 64
 
 /* The whole disk a device number belongs to (itself when not a partition). */
-static dev_t lay_whole(dev_t d)
+static dev_t lay_disk_of(dev_t d)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(d), minor(d));
@@ -101,7 +101,7 @@ int lay_mounted_rw(int fd, char *where, size_t wn)
             continue;
         if (strncmp(opts, "rw", 2) != 0 || (opts[2] != '\0' && opts[2] != ','))
             continue;
-        dev_t m = makedev(ma, mi), w = lay_whole(m);
+        dev_t m = makedev(ma, mi), w = lay_disk_of(m);
         for (size_t i = 0; i < n && !found; i++)
             if (devs[i] == m || devs[i] == w) {
                 snprintf(where, wn, "%s", mnt);

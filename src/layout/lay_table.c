@@ -72,8 +72,7 @@ int lay_table_probe(int fd, struct lay_map *m, uint64_t base, bool *both)
                 (uint64_t)z > m->size / 512 - (uint64_t)s) {
                 p->off = s < 0 ? 0 : (uint64_t)s * 512 > m->size ? m->size : (uint64_t)s * 512;
                 p->len = 0;
-                lay_why(p, "%s", "the partition lies outside the disk");
-                p->doubt = true;
+                lay_whole(p, true, "the partition lies outside the disk");
                 continue;
             }
             p->off = (uint64_t)s * 512;
@@ -98,15 +97,13 @@ void lay_table_check(struct lay_map *m)
         if (p->why[0] != '\0')
             continue;
         if (p->off < head || p->off + p->len > m->size - (tail < m->size ? tail : m->size)) {
-            lay_why(p, "%s", "the partition covers the partition table");
-            p->doubt = true;
+            lay_whole(p, true, "the partition covers the partition table");
             continue;
         }
         for (size_t j = 0; j < m->nparts; j++) {
             const struct lay_part *q = &m->parts[j];
             if (j != i && q->len > 0 && p->off < q->off + q->len && q->off < p->off + p->len) {
-                lay_why(p, "%s", "the partition overlaps another");
-                p->doubt = true;
+                lay_whole(p, true, "the partition overlaps another");
                 break;
             }
         }
