@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_progress.h"
 #include "lay.h"
 
 #include <errno.h>
@@ -25,14 +26,7 @@
 
 static const char *cf_bytes(uint64_t v, char *buf, size_t n)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double d = (double)v;
-    unsigned u = 0;
-    while (d >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-        d /= 1024;
-        u++;
-    }
-    snprintf(buf, n, u == 0 ? "%.0f %s" : "%.1f %s", d, units[u]);
+    cli_prog_size(buf, n, (double)v);
     return buf;
 }
 

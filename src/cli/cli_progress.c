@@ -109,8 +109,7 @@ static void cli_prog_sig3(char *b, size_t n, double x)
         snprintf(b, n, "%.0f", x);
 }
 
-/* Binary units: 512 B, 1.20 KiB, 12.3 MiB, 123 GiB, 4.00 TiB. */
-static void cli_prog_size(char *b, size_t n, double v)
+void cli_prog_size(char *b, size_t n, double v)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (v < 1024) {

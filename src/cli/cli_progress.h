@@ -70,4 +70,8 @@ uint64_t cli_prog_total(int fd);
  * thread; harmless when nothing is shown. */
 void cli_prog_interrupted(void);
 
+/* Bytes in binary units, 3 digits: 512 B, 1.20 KiB, 12.3 MiB, 123 GiB,
+ * 4.00 TiB (the line's own format; also for other CLI reports). */
+void cli_prog_size(char *b, size_t n, double v);
+
 #endif
