@@ -207,6 +207,17 @@ printf 'XXXXXXXX' | dd of=gpt-bad.img bs=1 seek=$((512 + 16)) conv=notrunc statu
 "$PY3" -c 'import sys; a = open("r2.img", "rb").read(); b = open("r.img", "rb").read()
 sys.exit(a[1024:] != b[1024:])' || fail "GPT with a bad primary header: not mapped as with the good one"
 
+# a partition at LBA 34, the first a GPT of 512-byte sectors allows: mapped
+# (a 24 KiB guard meant for 4 KiB sectors once read it whole)
+stale gpt34.img 16
+sfdisk -q gpt34.img <<EOF >/dev/null || fail "sfdisk gpt34"
+label: gpt
+first-lba: 34
+start=34, size=$((12 * 2048)), type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7
+EOF
+put gpt34.img fat12.img 34
+verify "GPT, a partition at LBA 34" gpt34.img vfat@34+$((12 * 2048))
+
 section "an MBR disk: primaries, logicals, sectors not on 4 KiB"
 stale mbr.img 350
 sfdisk -q mbr.img <<EOF >/dev/null || fail "sfdisk dos"
