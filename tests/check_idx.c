@@ -623,6 +623,81 @@ START_TEST(spill_to_temporary_file)
 }
 END_TEST
 
+/* A fake file of 300 records with the bad ranges r[0..n) after them:
+ * idx_load's answer, the index in *x. */
+static int fake_with_bad(const struct sp_range *r, size_t n, struct idx *x, char *why,
+                         size_t whylen)
+{
+    struct fake fk = {0};
+    fake_records(&fk, 300);
+    fake_member(&fk);
+    struct sp_err err = {0};
+    struct idx_w *w = idx_w_new(false, &err);
+    ck_assert_ptr_nonnull(w);
+    for (size_t k = 0; k < fk.n; k++)
+        ck_assert_int_eq(idx_w_add(w, fk.r[k].data, fk.r[k].ulen, fk.r[k].clen, fk.r[k].crc,
+                                   &err), 0);
+    ck_assert_int_eq(idx_w_add_bad(w, r, n, &err), 0);
+    static struct out o;
+    ck_assert_int_eq(lseek(fk.fd, (off_t)fk.data_len, SEEK_SET), (off_t)fk.data_len);
+    out_init(&o, fk.fd);
+    ck_assert_int_eq(idx_w_finish(w, &o, fk.total, fk.data_len, 10), 0);
+    ck_assert_int_eq(out_flush(&o), 0);
+    idx_w_free(w);
+    struct buf f = slurp(fk.fd);
+    ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], n > 0 ? 1 : 0); /* the flag */
+    int rc = idx_load(fk.fd, 0, f.n, x, why, whylen, &err);
+    ck_assert_int_ge(rc, 0);
+    if (rc == 1)
+        ck_assert_uint_eq(x->total, fk.total);
+    free(f.p);
+    free(fk.r);
+    close(fk.fd);
+    return rc;
+}
+
+START_TEST(bad_ranges_round_trip)
+{
+    struct idx x;
+    char why[160];
+    /* the fake's content is over 300000 bytes: these all fit */
+    static const struct sp_range ok[] = {{0, 512}, {4096, 1}, {4098, 7000}, {200000, 4096}};
+    ck_assert_int_eq(fake_with_bad(ok, 4, &x, why, sizeof why), 1);
+    ck_assert_uint_eq(x.nbad, 4);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(x.bad[i].off, ok[i].off);
+        ck_assert_uint_eq(x.bad[i].len, ok[i].len);
+    }
+    idx_free(&x);
+    ck_assert_ptr_null(x.bad);
+    /* none: no flag, no list */
+    ck_assert_int_eq(fake_with_bad(NULL, 0, &x, why, sizeof why), 1);
+    ck_assert_uint_eq(x.nbad, 0);
+    ck_assert_ptr_null(x.bad);
+    idx_free(&x);
+}
+END_TEST
+
+START_TEST(bad_ranges_rejected)
+{
+    struct idx x;
+    char why[160];
+    /* touching, overlapping, out of order, past the content's end */
+    static const struct sp_range touch[] = {{0, 10}, {10, 5}};
+    static const struct sp_range overlap[] = {{0, 10}, {5, 10}};
+    static const struct sp_range order[] = {{100, 10}, {5, 10}};
+    static const struct sp_range past[] = {{0, 10}, {(uint64_t)1 << 40, 1}};
+    static const struct sp_range empty[] = {{5, 0}};
+    const struct sp_range *cases[] = {touch, overlap, order, past, empty};
+    size_t ns[] = {2, 2, 2, 2, 1};
+    for (size_t k = 0; k < 5; k++) {
+        ck_assert_int_eq(fake_with_bad(cases[k], ns[k], &x, why, sizeof why), 0);
+        ck_assert_msg(strstr(why, "bad range") != NULL, "case %zu: %s", k, why);
+        ck_assert_ptr_null(x.bad);
+    }
+}
+END_TEST
+
 START_TEST(spill_failure_is_reported)
 {
     /* no temporary file can be made: when the spill may be needed, idx_w_new
@@ -1364,6 +1439,8 @@ int main(void)
     tcase_add_test(t, hundreds_of_pieces);
     tcase_add_test(t, spill_to_temporary_file);
     tcase_add_test(t, spill_failure_is_reported);
+    tcase_add_test(t, bad_ranges_round_trip);
+    tcase_add_test(t, bad_ranges_rejected);
     tcase_add_test(t, any_split_is_accepted);
     tcase_add_test(t, bad_records_are_rejected);
     tcase_add_test(t, largest_piece);

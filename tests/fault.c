@@ -18,6 +18,16 @@
  *                            the input), then lets it go on: no sleeps, no
  *                            timing.
  *
+ *   FAULT_EIO_FILE=PATH FAULT_EIO_RANGES=OFF+LEN[,OFF+LEN...]
+ *                            reads of that file or device (any descriptor
+ *                            on it, O_DIRECT ones too) that touch one of the
+ *                            byte ranges fail with EIO: bad sectors
+ *   FAULT_EIO_FLAKY=N        ... but each range fails only its first N
+ *                            reads, then reads well (a marginal sector)
+ *   FAULT_SHORT_READ=N       reads of FAULT_EIO_FILE return N bytes at most
+ *   FAULT_READ_LOG=PATH      append "OFF LEN\n" for each read of
+ *                            FAULT_EIO_FILE (to count the retries)
+ *
  * read, pread, write, pwrite (and their 64-bit names) and fsync are
  * intercepted.
  *
@@ -27,6 +37,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -100,6 +111,83 @@ static void fault_stall(size_t n)
     }
 }
 
+#define FAULT_RANGES 64
+static struct { long long off, len; atomic_int fails; } fault_rng[FAULT_RANGES];
+static int fault_nrng = -1; /* -1: not parsed yet */
+
+static void fault_parse_ranges(void)
+{
+    const char *v = getenv("FAULT_EIO_RANGES");
+    int n = 0;
+    while (v != NULL && *v != '\0' && n < FAULT_RANGES) {
+        char *end;
+        long long off = strtoll(v, &end, 0);
+        if (*end != '+')
+            break;
+        long long len = strtoll(end + 1, &end, 0);
+        fault_rng[n].off = off;
+        fault_rng[n].len = len;
+        n++;
+        v = *end == ',' ? end + 1 : end;
+    }
+    fault_nrng = n;
+}
+
+/* Whether fd is open on FAULT_EIO_FILE. */
+static int fault_is_target(int fd)
+{
+    const char *path = getenv("FAULT_EIO_FILE");
+    struct stat a, b;
+    if (path == NULL || stat(path, &a) != 0 || fstat(fd, &b) != 0)
+        return 0;
+    if (S_ISBLK(a.st_mode))
+        return S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void fault_log(long long off, size_t n)
+{
+    const char *path = getenv("FAULT_READ_LOG");
+    if (path == NULL)
+        return;
+    static ssize_t (*real)(int, const void *, size_t);
+    if (real == NULL)
+        real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    int lfd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (lfd < 0)
+        return;
+    char line[64];
+    int k = snprintf(line, sizeof line, "%lld %zu\n", off, n);
+    (void)!real(lfd, line, (size_t)k);
+    close(lfd);
+}
+
+/* Bad sectors: -1 with EIO when [off, off + n) of the target touches one;
+ * else 0 with *n cut to FAULT_SHORT_READ. */
+static int fault_sectors(int fd, long long off, size_t *n)
+{
+    if (!fault_is_target(fd))
+        return 0;
+    int saved = errno;
+    fault_log(off, *n);
+    errno = saved;
+    if (fault_nrng < 0)
+        fault_parse_ranges();
+    long long flaky = fault_env("FAULT_EIO_FLAKY");
+    for (int i = 0; i < fault_nrng; i++) {
+        if (off < fault_rng[i].off + fault_rng[i].len && fault_rng[i].off < off + (long long)*n) {
+            if (flaky > 0 && atomic_fetch_add(&fault_rng[i].fails, 1) >= flaky)
+                continue;
+            errno = EIO;
+            return -1;
+        }
+    }
+    long long cut = fault_env("FAULT_SHORT_READ");
+    if (cut > 0 && (long long)*n > cut)
+        *n = (size_t)cut;
+    return 0;
+}
+
 /* Returns -1 with errno set when this read must fail, else 0. */
 static int fault_before_read(int fd, size_t n)
 {
@@ -128,7 +216,12 @@ ssize_t read(int fd, void *buf, size_t n)
     static ssize_t (*real)(int, void *, size_t);
     if (real == NULL)
         real = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-    return fault_before_read(fd, n) != 0 ? -1 : real(fd, buf, n);
+    if (fault_before_read(fd, n) != 0)
+        return -1;
+    if (getenv("FAULT_EIO_FILE") != NULL &&
+        fault_sectors(fd, (long long)lseek(fd, 0, SEEK_CUR), &n) != 0)
+        return -1;
+    return real(fd, buf, n);
 }
 
 ssize_t pread64(int fd, void *buf, size_t n, off_t off)
@@ -136,7 +229,11 @@ ssize_t pread64(int fd, void *buf, size_t n, off_t off)
     static ssize_t (*real)(int, void *, size_t, off_t);
     if (real == NULL)
         real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
-    return fault_before_read(fd, n) != 0 ? -1 : real(fd, buf, n, off);
+    if (fault_before_read(fd, n) != 0)
+        return -1;
+    if (getenv("FAULT_EIO_FILE") != NULL && fault_sectors(fd, (long long)off, &n) != 0)
+        return -1;
+    return real(fd, buf, n, off);
 }
 
 ssize_t pread(int fd, void *buf, size_t n, off_t off)

@@ -14,6 +14,7 @@
 #define SPIGZ_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -36,6 +37,11 @@ struct cli {
     bool rsyncable;              /* --rsyncable */
     bool free_zero;              /* --free=zero */
     bool force_mounted;          /* --force-mounted */
+    bool rescue;                 /* --rescue: survive read errors */
+    const char *bad_map;         /* --bad-map FILE (ddrescue mapfile) */
+    bool nocache;                /* --nocache: files too leave the page cache */
+    bool salvage;                /* --salvage: restore what is intact */
+    bool discard;                /* --discard: zero device spans by discard */
     bool stop;                   /* an error ended the run (cli_stop_on) */
     int verbose;
     int level;
@@ -129,6 +135,19 @@ void cmd_estimate(struct cli *c, const char *path);
  * printed, status set). */
 struct lay_map;
 int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m);
+
+/* --bad-map: write [0, total) with the ranges bad[0..n) as ddrescue's
+ * mapfile at path (cli_badmap.c); `what` goes in its header comment.
+ * False (message printed, status set) when it cannot be written. */
+struct sp_range;
+bool cli_badmap_write(struct cli *c, const char *path, uint64_t total,
+                      const struct sp_range *bad, size_t n, const char *what);
+
+/* "NAME: B bytes in N ranges WHAT (first at offset X)": a warning (status
+ * 2) with warn, else a note shown only with -v; with -v each range too
+ * ("NAME: bad OFF+LEN", 100 at most; -vv all).  Nothing when n is 0. */
+void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad, size_t n,
+                    const char *what, bool warn);
 
 /* Whether a progress line is shown: --progress, or stderr a terminal;
  * never with -q or --no-progress. */

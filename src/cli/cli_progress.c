@@ -42,7 +42,7 @@
 #define CLI_PROG_RING 26         /* rate window: 25 periods = 5 s */
 #define CLI_PROG_LABEL_MIN 12    /* shorten the name to this before dropping fields */
 #define CLI_PROG_LINE 512        /* longest line drawn */
-#define CLI_PROG_FIELDS 6         /* fields of a line at most */
+#define CLI_PROG_FIELDS 8         /* fields of a line at most */
 #define CLI_PROG_FIELD 96         /* bytes of a field at most */
 
 struct cli_prog_sample {
@@ -204,6 +204,11 @@ static void cli_prog_fields(const struct cli_prog *d, struct cli_prog_line *l, u
     if (total == 0) {
         cli_prog_size(a, sizeof a, rate);
         snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/s", a);
+    }
+    uint64_t bad = prog_get(d->p, PROG_BAD);
+    if (bad > 0) { /* --rescue: sectors that could not be read */
+        cli_prog_size(a, sizeof a, (double)bad);
+        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "bad %s", a);
     }
     if (in == 0)
         return;

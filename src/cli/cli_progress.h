@@ -15,12 +15,14 @@
  *   decompress  NAME  30%  120 MiB/400 MiB  52.0 MiB/s  ETA 0:06  out 1.20 GiB (10.2x)
  *   estimate    NAME  30%  1.20 GiB/4.00 GiB  512 MiB/s  ETA 0:06  zeros 61%
  *   no total    NAME  1.20 GiB  512 MiB/s  zeros 61%  out 18.2%
+ *   --rescue    NAME  30%  1.20 GiB/4.00 GiB  512 MiB/s  ETA 0:06  bad 4.00 KiB  zeros 61%  ...
  *
  * Percent, done, total and rate are of `in` (input bytes: uncompressed when
  * compressing or estimating, compressed when decompressing); the rate is over
  * the last 5 s (since the start before that) and gives the ETA (m:ss, or
  * h:mm:ss; --:-- while unknown).  "zeros" is zeros/in; "out" is out/in as a
- * percentage when compressing, and the bytes restored with out/in when
+ * percentage when compressing; "bad" (shown once there are any) counts the
+ * bytes --rescue could not read; "out" is the bytes restored with out/in when
  * decompressing.  Units are binary (B, KiB, MiB, GiB, TiB), 3 digits.
  *
  * Timing: nothing is drawn in the first 0.5 s, so quick runs print nothing;

@@ -48,6 +48,19 @@ static uint32_t cc_mtime(struct cli *c, const struct cli_job *j)
     return (uint32_t)t;
 }
 
+/* --rescue: what could not be read, reported (status 2) and mapped. */
+static void cc_bad(struct cli *c, const struct cli_job *j, const struct cmp_stats *st)
+{
+    cli_bad_report(c, j->in_name, st->bad, st->nbad,
+                   "could not be read and are zeros in the backup", true);
+    if (c->bad_map != NULL) {
+        char what[300];
+        snprintf(what, sizeof what, "%s --rescue: the sectors of %.200s that could not be read",
+                 cli_prog, j->in_name);
+        (void)cli_badmap_write(c, c->bad_map, st->in_bytes, st->bad, st->nbad, what);
+    }
+}
+
 /* Run the core on one input; prints its error.  Returns 0 or -1. */
 static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
 {
@@ -70,6 +83,8 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         return -1;
     o.zero_ranges = map.free;
     o.nzero_ranges = map.nfree;
+    o.rescue = c->rescue;
+    o.nocache = c->nocache;
     struct sp_err err = {0};
     struct sp_progress prog = {.in_total = cli_prog_total(j->in_fd)};
     struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_COMPRESS);
@@ -85,6 +100,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     }
     if (st->size_changed)
         cli_warn(c, "%s: file size changed while compressing; input kept", j->in_name);
+    cc_bad(c, j, st);
     return 0;
 }
 
@@ -95,12 +111,14 @@ static void cc_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         return;
     if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
         return;
-    struct cmp_stats st;
+    struct cmp_stats st = {0};
     bool ok = cc_run(c, j, &st) == 0;
-    /* A file that changed while read may hold bytes the output lacks. */
-    remove = remove && ok && !st.size_changed;
+    /* A file that changed while read, or could not all be read, holds
+     * bytes the output lacks. */
+    remove = remove && ok && !st.size_changed && st.nbad == 0;
     if (cli_out_finish(c, j, ok, remove, NULL))
         cc_report(c, j, &st, remove ? "replaced with" : "created");
+    free(st.bad);
 }
 
 static void cc_to_stdout(struct cli *c, struct cli_job *j)
@@ -111,9 +129,10 @@ static void cc_to_stdout(struct cli *c, struct cli_job *j)
         cli_error(c, "%s: input and output are the same file", j->in_name);
         return;
     }
-    struct cmp_stats st;
+    struct cmp_stats st = {0};
     if (cc_run(c, j, &st) == 0)
         cc_report(c, j, &st, "replaced with");
+    free(st.bad);
 }
 
 /* The suffix that marks name as compressed already, as gzip sees it: the

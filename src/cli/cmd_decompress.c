@@ -284,6 +284,19 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
            ratio, name);
 }
 
+/* -l of a backup made with --rescue: -v lists what could not be read,
+ * --bad-map maps it (so ddrescue can fill it in from the disk). */
+static void cd_list_bad(struct cli *c, const struct cli_job *j, struct dec_list *l)
+{
+    cli_bad_report(c, j->in_name, l->bad, l->nbad,
+                   "could not be read when the backup was made (zeros in it)", false);
+    if (c->bad_map != NULL && l->exact)
+        (void)cli_badmap_write(c, c->bad_map, l->uncompressed, l->bad, l->nbad,
+                               "spigz -l: the sectors the backup could not read");
+    free(l->bad);
+    l->bad = NULL;
+}
+
 static void cd_list(struct cli *c, struct cli_job *j)
 {
     struct dec_list l;
@@ -299,6 +312,8 @@ static void cd_list(struct cli *c, struct cli_job *j)
         cli_warn(c, "%s has more than one entry--rest ignored", j->in_name);
     if (c->verbose && rc == 0 && l.exact)
         cli_msg("%s: exact sizes from its index", j->in_name);
+    if (rc == 0)
+        cd_list_bad(c, j, &l);
     if (rc != 0) {
         cli_error(c, "%s: %s", j->in_name, err.msg);
         cli_stop_on(c, &err);

@@ -51,6 +51,15 @@ static void cli_help(void)
 "                       free space is zeros.  --free=keep (the default)\n"
 "                       reads every byte as it is\n"
 "      --force-mounted  with --free=zero, map a filesystem mounted read-write\n"
+"      --rescue         survive read errors: retry down to the sector, code\n"
+"                       what stays unreadable as zeros and list it (status 2)\n"
+"      --bad-map FILE   write the unreadable (--rescue) or damaged (--salvage)\n"
+"                       ranges as a GNU ddrescue mapfile\n"
+"      --nocache        drop what was read from the page cache (devices always)\n"
+"      --salvage        decompress: restore every intact part of a damaged file,\n"
+"                       damaged ranges as zeros, listed (status 1)\n"
+"      --discard        decompress onto a device: zero spans by discard, where\n"
+"                       the device guarantees that discarded blocks read as zeros\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --estimate[=full]  write nothing; predict the compressed size, the\n"
@@ -247,6 +256,11 @@ struct cli_long {
 #define KEY_RSYNCABLE 13
 #define KEY_FREE 14
 #define KEY_FORCE_MOUNTED 15
+#define KEY_RESCUE 16
+#define KEY_BAD_MAP 17
+#define KEY_NOCACHE 18
+#define KEY_SALVAGE 19
+#define KEY_DISCARD 20
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -267,6 +281,9 @@ static const struct cli_long cli_longs[] = {
     {"recursive", 'r', OPT_NONE},   {"license", 'L', OPT_NONE},
     {"rsyncable", KEY_RSYNCABLE, OPT_NONE},
     {"free", KEY_FREE, OPT_ARG},     {"force-mounted", KEY_FORCE_MOUNTED, OPT_NONE},
+    {"rescue", KEY_RESCUE, OPT_NONE}, {"bad-map", KEY_BAD_MAP, OPT_ARG},
+    {"nocache", KEY_NOCACHE, OPT_NONE}, {"salvage", KEY_SALVAGE, OPT_NONE},
+    {"discard", KEY_DISCARD, OPT_NONE},
 };
 
 /* The short options. */
@@ -275,7 +292,8 @@ static const struct cli_long cli_longs[] = {
 static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
-           key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT;
+           key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT ||
+           key == KEY_BAD_MAP;
 }
 
 static void cli_estimate(struct cli *c, const char *arg)
@@ -353,6 +371,11 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_RSYNCABLE: c->rsyncable = true; break;
     case KEY_FREE: cli_free(c, arg); break;
     case KEY_FORCE_MOUNTED: c->force_mounted = true; break;
+    case KEY_RESCUE: c->rescue = true; break;
+    case KEY_BAD_MAP: c->bad_map = arg; break;
+    case KEY_NOCACHE: c->nocache = true; break;
+    case KEY_SALVAGE: c->salvage = true; break;
+    case KEY_DISCARD: c->discard = true; break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);
@@ -517,6 +540,19 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--range needs -c or -o");
     if (c->mode == MODE_ESTIMATE && (c->output != NULL || c->to_stdout))
         cli_usage_error("--estimate and --map write no output: -c and -o make no sense");
+    if (c->rescue && c->mode != MODE_COMPRESS)
+        cli_usage_error("--rescue is for compressing (decompress with --salvage)");
+    if (c->salvage && c->mode != MODE_DECOMPRESS && c->mode != MODE_TEST)
+        cli_usage_error("--salvage needs -d or -t");
+    if (c->discard && c->mode != MODE_DECOMPRESS)
+        cli_usage_error("--discard needs -d");
+    if (c->bad_map != NULL && c->mode == MODE_COMPRESS && !c->rescue)
+        cli_usage_error("--bad-map needs --rescue when compressing");
+    if (c->bad_map != NULL && (nfiles > 1 || c->recursive))
+        cli_usage_error("--bad-map takes one input");
+    if (c->bad_map != NULL && c->mode != MODE_COMPRESS && c->mode != MODE_DECOMPRESS &&
+        c->mode != MODE_TEST && c->mode != MODE_LIST)
+        cli_usage_error("--bad-map makes no sense with --estimate or --map");
 }
 
 /* gzip refuses to write compressed data to a terminal, or to read it from one. */

@@ -8,6 +8,7 @@
 #include "out.h"
 #include "pool.h"
 #include "reader.h"
+#include "rescue.h"
 #include "scan.h"
 #include "zrun.h"
 
@@ -264,6 +265,12 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     }
     if (opts->nzero_ranges > 0)
         in_set_zero_ranges(&in, opts->zero_ranges, opts->nzero_ranges);
+    struct rsc rescue;
+    rsc_init(&rescue, in_fd, in.base, opts->progress);
+    if (opts->rescue)
+        in_set_rescue(&in, &rescue);
+    if (opts->nocache)
+        in.nocache = true;
     if (cmp_engines(c, err) != 0)
         goto done;
     if (opts->index &&
@@ -305,6 +312,11 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         goto done;
     }
     uint64_t index_bytes = 0;
+    if (c->idx != NULL && rescue.nbad > 0 &&
+        idx_w_add_bad(c->idx, rescue.bad, rescue.nbad, &c->out.err) != 0) {
+        *err = c->out.err;
+        goto done;
+    }
     if (cmp_finish(c, hlen, &index_bytes) != 0) {
         *err = c->out.err;
         goto done;
@@ -319,6 +331,10 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     st->free_bytes = in.zr_bytes;
     st->crc = c->crc;
     st->size_changed = in_size_changed(&in);
+    st->bad = rescue.bad;
+    st->nbad = rescue.nbad;
+    st->bad_bytes = rescue.bad_bytes;
+    rescue.bad = NULL; /* the caller's now */
     rc = 0;
 done:
     if (c->pool != NULL)
@@ -326,6 +342,7 @@ done:
     cmp_cleanup(c);
     idx_w_free(c->idx);
     in_close(&in);
+    rsc_free(&rescue);
     free(c);
     return rc;
 }

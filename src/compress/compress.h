@@ -47,6 +47,9 @@ struct cmp_opts {
     struct sp_progress *progress; /* counters to advance, or NULL (see below) */
     const struct sp_range *zero_ranges; /* read as zeros, unread (input.h); */
     size_t nzero_ranges;                /* none by default */
+    bool rescue;        /* media errors: retry, then zeros (rescue.h) */
+    bool nocache;       /* drop what was read from the page cache (devices
+                           always do: input.h) */
 };
 
 struct cmp_stats {
@@ -59,6 +62,12 @@ struct cmp_stats {
     uint64_t free_bytes;  /* of which skipped as zero ranges, never read */
     uint32_t crc;         /* CRC-32 of the input */
     bool size_changed;    /* a regular file changed size while being read */
+    /* --rescue: the input's ranges that could not be read, coded as zeros
+     * (sorted, disjoint; malloc'd, the caller frees them), and their sum.
+     * The index lists them too (doc/FORMAT.md). */
+    struct sp_range *bad;
+    size_t nbad;
+    uint64_t bad_bytes;
 };
 
 void cmp_opts_default(struct cmp_opts *o);

@@ -53,7 +53,25 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
     if (in->kind != IN_STREAM)
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
+    in->nocache = in->kind == IN_BLK;
     return 0;
+}
+
+/* Drop [0, pos + len) of the input from the page cache: the pages the
+ * reader is done with and any read ahead before pos.  Only the span since
+ * the last call is advised, so the cost is one call per window. */
+static void in_drop_cache(struct in_src *in, uint64_t pos, size_t len)
+{
+#ifdef HAVE_POSIX_FADVISE
+    uint64_t end = pos + len;
+    if (end > in->dropped) {
+        (void)posix_fadvise(in->fd, (off_t)(in->base + in->dropped),
+                            (off_t)(end - in->dropped), POSIX_FADV_DONTNEED);
+        in->dropped = end;
+    }
+#else
+    (void)in, (void)pos, (void)len;
+#endif
 }
 
 /* Read up to n bytes at the current position, retrying short reads, so that
@@ -65,9 +83,16 @@ static ssize_t in_fill(struct in_src *in, uint8_t *win, size_t n, struct sp_err 
         ssize_t r = in->kind != IN_STREAM
             ? pread(in->fd, win + got, n - got, (off_t)(in->base + in->pos + got))
             : read(in->fd, win + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && in->rescue != NULL && in->kind != IN_STREAM && rsc_media_error(errno)) {
+            r = rsc_read(in->rescue, win + got, n - got, in->pos + got, err);
+            if (r < 0)
+                return -1;
+            got += (size_t)r;
+            break; /* all of it, or the end of the input */
+        }
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
             sp_err_set(err, SP_ERR_READ, errno, "read error at offset %llu",
                        (unsigned long long)(in->pos + got));
             return -1;
@@ -76,6 +101,8 @@ static ssize_t in_fill(struct in_src *in, uint8_t *win, size_t n, struct sp_err 
             break;
         got += (size_t)r;
     }
+    if (in->nocache && got > 0)
+        in_drop_cache(in, in->pos, got);
     return (ssize_t)got;
 }
 
@@ -100,6 +127,11 @@ static uint64_t in_locate(struct in_src *in)
     uint64_t end = h >= in->size ? in->size : IN_ALIGN_UP(h);
     in->data_end = end > in->pos ? end : in->size;
     return 0;
+}
+
+void in_set_rescue(struct in_src *in, struct rsc *r)
+{
+    in->rescue = r;
 }
 
 void in_set_zero_ranges(struct in_src *in, const struct sp_range *r, size_t n)

@@ -20,6 +20,17 @@
  * the read sizes.  The scout is not used with them (it would read free
  * space).
  *
+ * With a rescue state (in_set_rescue, --rescue), a media error on a regular
+ * file or device costs only the sectors that fail (rescue.h): they come back
+ * as zeros and are listed.  Without one, the first read error ends the run,
+ * its offset in the message.
+ *
+ * With nocache (devices always; files with --nocache), the pages just read
+ * are dropped from the page cache (POSIX_FADV_DONTNEED) as the reader goes:
+ * backing up a 500 GB disk must not evict everything else the machine had
+ * cached.  The page cache of a regular file is kept by default (a file read
+ * again soon, as the tests and benches do, stays fast).
+ *
  * A regular file or device is read from its current offset (stdin redirected from a
  * file another program has partly read); offsets in extents count from
  * there.  in_close() leaves the file offset just past what was read, as a
@@ -38,6 +49,7 @@
 
 #include "err.h"
 #include "range.h"
+#include "rescue.h"
 #include "scout.h"
 
 enum in_kind { IN_REG, IN_BLK, IN_STREAM };
@@ -61,6 +73,9 @@ struct in_src {
     const struct sp_range *zr; /* zero ranges, relative to base, or NULL */
     size_t nzr;         /* how many */
     uint64_t zr_bytes;  /* bytes of whole blocks skipped as zero ranges */
+    struct rsc *rescue; /* read errors survived (rescue.h), or NULL: stop */
+    bool nocache;       /* drop the pages read from the page cache */
+    uint64_t dropped;   /* [0, dropped) advised away already */
 };
 
 struct in_ext {
@@ -87,6 +102,10 @@ void in_mask_zero_ranges(const struct in_src *in, uint64_t off, uint8_t *buf, si
 /* The first zero range's whole blocks at or after pos, [*s, *e) (on the
  * 4 KiB grid, *e may be the input's end); false when there are none. */
 bool in_next_zero_range(const struct in_src *in, uint64_t pos, uint64_t *s, uint64_t *e);
+
+/* Survive media errors (rescue.h), r set up with rsc_init on the same
+ * descriptor and base; r stays the caller's.  Streams ignore it. */
+void in_set_rescue(struct in_src *in, struct rsc *r);
 
 /* True when a regular file's size differs now from when it was opened. */
 bool in_size_changed(const struct in_src *in);

@@ -19,6 +19,7 @@ static const uint8_t idx_end[10] = {0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
 
 #define IDX_FOOTER_PAYLOAD 52
 #define IDX_REC_MAX 24 /* two 10-byte LEB128 values and a CRC */
+#define IDX_FLAG_BAD 1 /* footer flags: bad ranges follow the records */
 
 static void idx_put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -42,6 +43,7 @@ struct idx_w {
     int spill;         /* temporary file, or -1 */
     uint64_t spilled;
     uint64_t n;
+    bool bad;          /* bad ranges follow the records: footer flag 1 */
     uint32_t crc;      /* of the whole payload */
     struct sp_err err;
 };
@@ -192,6 +194,40 @@ int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t
     return 0;
 }
 
+/* Append n payload bytes (at most IDX_REC_MAX) through the spill buffer. */
+static int idx_w_bytes(struct idx_w *w, const uint8_t *p, size_t n, struct sp_err *err)
+{
+    if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
+        (void)idx_w_spill(w);
+    if (w->err.kind != SP_OK) {
+        *err = w->err;
+        return -1;
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
+    w->len += n;
+    return 0;
+}
+
+int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp_err *err)
+{
+    uint8_t rec[IDX_REC_MAX];
+    if (n == 0)
+        return 0;
+    if (idx_w_bytes(w, rec, idx_leb(rec, n), err) != 0)
+        return -1;
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = idx_leb(rec, r[i].off - end);
+        k += idx_leb(rec + k, r[i].len);
+        if (idx_w_bytes(w, rec, k, err) != 0)
+            return -1;
+        end = r[i].off + r[i].len;
+    }
+    w->bad = true;
+    return 0;
+}
+
 /* One index member holding m payload bytes. */
 static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
 {
@@ -216,7 +252,8 @@ static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t
     f[12] = 'S';
     f[13] = 'F';
     idx_put_le(f + 14, IDX_FOOTER_PAYLOAD, 2);
-    f[16] = 1; /* version; flags and reserved stay 0 */
+    f[16] = 1; /* version; reserved stays 0 */
+    f[17] = w->bad ? IDX_FLAG_BAD : 0;
     idx_put_le(f + 20, total, 8);
     idx_put_le(f + 28, data_len, 8);
     idx_put_le(f + 36, header_len, 8);
@@ -351,11 +388,54 @@ struct idx_parse {
     uint64_t uoff, coff;
     uint32_t crc;         /* combination of the pieces' CRCs */
     const char *why;
+    bool flag_bad;        /* bad ranges follow the records */
+    uint64_t nbad_want;   /* their count, once read */
 };
+
+/* After the pieces, with flag 1: the count of bad ranges, then each as
+ * (gap from the previous one's end: >= 1 but for the first, length >= 1).
+ * Bytes used, 0 if incomplete, -1 if invalid. */
+static int idx_bad_record(struct idx_parse *s, const uint8_t *p, size_t n)
+{
+    struct idx *x = s->x;
+    uint64_t a, b;
+    int k = idx_leb_get(p, n, &a);
+    if (k <= 0)
+        return k;
+    if (x->bad == NULL) { /* the count: each range takes >= 2 payload bytes */
+        if (a == 0 || a > x->total || a > x->index_len / 2 ||
+            a >= IDX_TABLE_MAX / sizeof(struct sp_range)) {
+            s->why = "the count of bad ranges is impossible";
+            return -1;
+        }
+        if ((x->bad = calloc(a, sizeof *x->bad)) == NULL) {
+            s->why = "out of memory for the index";
+            return -1;
+        }
+        s->nbad_want = a;
+        return k;
+    }
+    if (x->nbad == s->nbad_want) {
+        s->why = "more bad ranges than the index counts";
+        return -1;
+    }
+    int l = idx_leb_get(p + k, n - (size_t)k, &b);
+    if (l <= 0)
+        return l;
+    uint64_t prev = x->nbad == 0 ? 0 : x->bad[x->nbad - 1].off + x->bad[x->nbad - 1].len;
+    if ((x->nbad > 0 && a == 0) || b == 0 || a > x->total - prev || b > x->total - prev - a) {
+        s->why = "a bad range is out of order or out of the content";
+        return -1;
+    }
+    x->bad[x->nbad++] = (struct sp_range){prev + a, b};
+    return k + l;
+}
 
 /* One record from p[0..n): bytes used, 0 if incomplete, -1 if invalid. */
 static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
 {
+    if (s->k == s->x->n && s->flag_bad)
+        return idx_bad_record(s, p, n);
     uint64_t h, clen;
     int a = idx_leb_get(p, n, &h);
     if (a <= 0)
@@ -478,6 +558,10 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
         s->why = "the index ends inside a record";
         return -1;
     }
+    if (s->flag_bad && (s->x->bad == NULL || s->x->nbad != s->nbad_want)) {
+        s->why = "the index's bad ranges are cut short";
+        return -1;
+    }
     return 0;
 short_read:
     if (errno != EIO) {
@@ -500,7 +584,7 @@ static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
         return "the footer's checksum does not match";
     if (f[16] != 1)
         return "unknown index version";
-    if (f[17] != 0 || f[18] != 0 || f[19] != 0)
+    if ((f[17] & ~IDX_FLAG_BAD) != 0 || f[18] != 0 || f[19] != 0)
         return "unknown index flags";
     x->total = idx_get_le(f + 20, 8);
     x->data_len = idx_get_le(f + 28, 8);
@@ -575,7 +659,7 @@ int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
     x->p = calloc(x->n + 1, sizeof *x->p);
     if (x->p == NULL)
         return idx_reject(x, "the index is too large for memory", why, whylen);
-    struct idx_parse s = {x, 0, 0, 0, 0, NULL};
+    struct idx_parse s = {x, 0, 0, 0, 0, NULL, (f[17] & IDX_FLAG_BAD) != 0, 0};
     uint32_t pcrc;
     uint64_t from = base + x->data_len;
     int mr = idx_members(&s, fd, from, from + x->index_len, &pcrc, err);
@@ -602,4 +686,7 @@ void idx_free(struct idx *x)
 {
     free(x->p);
     x->p = NULL;
+    free(x->bad);
+    x->bad = NULL;
+    x->nbad = 0;
 }

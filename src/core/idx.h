@@ -24,6 +24,7 @@
 #include "err.h"
 #include "gzip.h"
 #include "out.h"
+#include "range.h"
 
 #define IDX_FOOTER_LEN 78
 #define IDX_MEMBER_MAX 65531          /* payload bytes per index member */
@@ -51,6 +52,11 @@ bool idx_w_may_spill(bool size_known, uint64_t size);
 int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t crc,
               struct sp_err *err);
 
+/* Record the input's unreadable ranges (--rescue; sorted, disjoint, not
+ * adjacent), after the last piece: they follow the pieces in the payload and
+ * the footer's flag 1 says so (doc/FORMAT.md).  Call once, before finish. */
+int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp_err *err);
+
 /* Write the index members and the footer after a data member of data_len
  * bytes whose header is header_len bytes and whose content is total bytes. */
 int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
@@ -76,6 +82,9 @@ struct idx {
     uint64_t max_ulen, max_clen; /* largest data piece, decoded and compressed */
     uint32_t crc;         /* the data member's CRC-32 */
     struct gz_info hdr;   /* the data member's header */
+    struct sp_range *bad; /* ranges of the content that could not be read
+                             when the backup was made (zeros), or NULL */
+    uint64_t nbad;
 };
 
 /* Load the index of the spigz file open on fd, whose data member starts at

@@ -22,25 +22,28 @@ struct sp_progress {
     _Atomic uint64_t in;
     _Atomic uint64_t out;   /* output bytes: compressed, or restored */
     _Atomic uint64_t zeros; /* uncompressed bytes that were zero runs */
+    _Atomic uint64_t bad;   /* input bytes that could not be read (--rescue) */
     /* The whole of `in`, 0 when unknown (a pipe).  Set by the CLI before
      * the run, or by the core before its first prog_add() when it learns it
      * (the estimate, from the device's size); read-only after. */
     _Atomic uint64_t in_total;
 };
 
-enum prog_counter { PROG_IN, PROG_OUT, PROG_ZEROS };
+enum prog_counter { PROG_IN, PROG_OUT, PROG_ZEROS, PROG_BAD };
 
 static inline void prog_add(struct sp_progress *p, enum prog_counter c, uint64_t n)
 {
     if (p == NULL || n == 0)
         return;
-    _Atomic uint64_t *a = c == PROG_IN ? &p->in : c == PROG_OUT ? &p->out : &p->zeros;
+    _Atomic uint64_t *a = c == PROG_IN ? &p->in : c == PROG_OUT ? &p->out
+                        : c == PROG_ZEROS ? &p->zeros : &p->bad;
     atomic_fetch_add_explicit(a, n, memory_order_relaxed);
 }
 
 static inline uint64_t prog_get(struct sp_progress *p, enum prog_counter c)
 {
-    _Atomic uint64_t *a = c == PROG_IN ? &p->in : c == PROG_OUT ? &p->out : &p->zeros;
+    _Atomic uint64_t *a = c == PROG_IN ? &p->in : c == PROG_OUT ? &p->out
+                        : c == PROG_ZEROS ? &p->zeros : &p->bad;
     return atomic_load_explicit(a, memory_order_relaxed);
 }
 

@@ -672,6 +672,9 @@ int dec_list(int in_fd, unsigned threads, bool lenient_end, struct dec_list *l,
     l->members = 1;
     l->method = "defla";
     l->mtime = x.hdr.mtime;
+    l->bad = x.bad;
+    l->nbad = (size_t)x.nbad;
+    x.bad = NULL;
     idx_free(&x);
     (void)lseek(in_fd, (off_t)end, SEEK_SET);
     return 0;

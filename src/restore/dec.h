@@ -33,6 +33,7 @@
 #include "gzip.h"
 #include "osink.h"
 #include "progress.h"
+#include "range.h"
 #include "unz.h"
 
 /* An index whose data pieces, compressed or decoded, exceed this either way
@@ -91,6 +92,10 @@ struct dec_list {
     uint32_t mtime;      /* -N's time: the last member's MTIME that is set
                             (gzip's), the data member's with an index */
     char index_warning[160];
+    /* exact: the content's ranges that could not be read when the backup
+     * was made (--rescue), zeros in it; malloc'd, the caller frees them */
+    struct sp_range *bad;
+    size_t nbad;
 };
 
 /* Returns 0 with *l filled, or -1 with *err set. */

@@ -1,0 +1,98 @@
+/* cli_badmap.c — --bad-map FILE: the unreadable (or damaged) ranges in GNU
+ * ddrescue's mapfile format, so that ddrescue can retry just those.
+ *
+ * The map covers [0, total) of the image in order, each line "0xPOS 0xSIZE
+ * S" with S '+' (finished: read, or not needed: free space and holes
+ * count as finished since the image needs nothing from them) or '-' (a bad
+ * sector), after the comment header and the status line ddrescue writes
+ * ("0xPOS  +  1": finished, pass 1).  Positions are offsets in the image,
+ * which are the device's when the backup read it from its start.  So
+ *
+ *     spigz -d -o disk.img backup.gz
+ *     ddrescue -r3 /dev/sdX disk.img spigz.map
+ *
+ * reads from the failing disk only what the backup lacks, into the image.
+ */
+#include "config.h"
+#include "cli.h"
+#include "range.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void cb_line(FILE *f, uint64_t pos, uint64_t size, char status)
+{
+    fprintf(f, "0x%08llX  0x%08llX  %c\n", (unsigned long long)pos, (unsigned long long)size,
+            status);
+}
+
+bool cli_badmap_write(struct cli *c, const char *path, uint64_t total,
+                      const struct sp_range *bad, size_t n, const char *what)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        cli_error(c, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    char when[64] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(f, "# Mapfile. Created by %s %s\n# %s\n# Start time:   %s\n"
+               "# Current time: %s\n# Finished\n",
+            PACKAGE_NAME, PACKAGE_VERSION, what, when, when);
+    fprintf(f, "# current_pos  current_status  current_pass\n");
+    fprintf(f, "0x%08llX     +               1\n", (unsigned long long)total);
+    fprintf(f, "#      pos        size  status\n");
+    uint64_t at = 0;
+    for (size_t i = 0; i < n && bad[i].off < total; i++) {
+        uint64_t end = bad[i].len > total - bad[i].off ? total : bad[i].off + bad[i].len;
+        if (bad[i].off > at)
+            cb_line(f, at, bad[i].off - at, '+');
+        if (end > bad[i].off)
+            cb_line(f, bad[i].off, end - bad[i].off, '-');
+        at = end;
+    }
+    if (at < total)
+        cb_line(f, at, total - at, '+');
+    bool ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    int e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok)
+        cli_error(c, "%s: %s", path, strerror(e));
+    return ok;
+}
+
+void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad, size_t n,
+                    const char *what, bool warn)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += bad[i].len;
+    if (n == 0 || (!warn && c->verbose == 0))
+        return;
+    if (warn)
+        cli_warn(c, "%s: %llu bytes in %zu range%s %s (first at offset %llu)", name,
+                 (unsigned long long)sum, n, n == 1 ? "" : "s", what,
+                 (unsigned long long)bad[0].off);
+    else
+        cli_msg("%s: %llu bytes in %zu range%s %s (first at offset %llu)", name,
+                (unsigned long long)sum, n, n == 1 ? "" : "s", what,
+                (unsigned long long)bad[0].off);
+    if (c->verbose == 0 || c->quiet)
+        return;
+    size_t shown = n < 100 || c->verbose > 1 ? n : 100;
+    for (size_t i = 0; i < shown; i++)
+        cli_msg("%s: bad %llu+%llu", name, (unsigned long long)bad[i].off,
+                (unsigned long long)bad[i].len);
+    if (shown < n)
+        cli_msg("%s: ... %zu more (-vv lists all, --bad-map writes them)", name, n - shown);
+}
