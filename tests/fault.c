@@ -28,8 +28,11 @@
  *   FAULT_READ_LOG=PATH      append "OFF LEN\n" for each read of
  *                            FAULT_EIO_FILE (to count the retries)
  *
- * read, pread, write, pwrite (and their 64-bit names) and fsync are
- * intercepted.
+ *   FAULT_NO_ZEROOUT=1       the BLKZEROOUT ioctl and fallocate fail with
+ *                            EOPNOTSUPP (a device that offloads nothing)
+ *
+ * read, pread, write, pwrite (and their 64-bit names), fsync, ioctl
+ * (BLKZEROOUT only) and fallocate are intercepted.
  *
  * Test-only: not installed, not linked into spigz.
  */
@@ -38,6 +41,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <string.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -294,4 +300,37 @@ int fsync(int fd)
         return -1;
     }
     return real(fd);
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+    static int (*real)(int, unsigned long, ...);
+    if (real == NULL)
+        real = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (req == BLKZEROOUT && fault_env("FAULT_NO_ZEROOUT") > 0) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return real(fd, req, arg);
+}
+
+int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+    static int (*real)(int, int, off_t, off_t);
+    if (real == NULL)
+        real = (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate64");
+    if (fault_env("FAULT_NO_ZEROOUT") > 0) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return real(fd, mode, off, len);
+}
+
+int fallocate(int fd, int mode, off_t off, off_t len)
+{
+    return fallocate64(fd, mode, off, len);
 }

@@ -2,6 +2,7 @@
  * lifecycle of a named output, and gzip's rules for inputs.  See cli.h. */
 #include "config.h"
 #include "cli.h"
+#include "lay.h"
 #include "cli_progress.h"
 
 #include <errno.h>
@@ -84,6 +85,7 @@ static volatile sig_atomic_t cli_tmp_live;
 static struct {
     char path[PATH_MAX]; /* the name the output gets */
     bool special;        /* an existing device or FIFO, written in place */
+    bool device;         /* ... a block device */
     bool replace;        /* -f: the name may exist already */
 } cli_out;
 static mode_t cli_umask_bits = 022;
@@ -91,14 +93,52 @@ static mode_t cli_umask_bits = 022;
 static const int cli_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGXFSZ};
 #define CLI_NSIGS (sizeof cli_sigs / sizeof cli_sigs[0])
 
+static _Atomic uint64_t *cli_dev_written; /* restore onto a device: its counter */
+
+void cli_device_progress(_Atomic uint64_t *written)
+{
+    cli_dev_written = written;
+}
+
+/* Decimal digits of v into b (20 at most), async-signal-safe; the length. */
+static size_t cli_utoa(char *b, uint64_t v)
+{
+    char t[20];
+    size_t n = 0, i = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0)
+        b[i++] = t[--n];
+    return i;
+}
+
+static void cli_say(const char *s)
+{
+    (void)!write(STDERR_FILENO, s, strlen(s));
+}
+
 static void cli_on_signal(int sig)
 {
     static const char removed[] = ": interrupted, partial output removed\n";
     static const char plain[] = ": interrupted\n";
     bool rm = cli_tmp_live && unlink(cli_tmp_path) == 0;
     cli_prog_interrupted(); /* end a progress line first */
-    (void)!write(STDERR_FILENO, cli_prog, strlen(cli_prog));
-    (void)!write(STDERR_FILENO, rm ? removed : plain, rm ? sizeof removed - 1 : sizeof plain - 1);
+    cli_say(cli_prog);
+    if (cli_out.device && cli_dev_written != NULL) {
+        /* the device keeps what was written: say how much */
+        char n[24];
+        size_t k = cli_utoa(n, atomic_load(cli_dev_written));
+        n[k] = '\0';
+        cli_say(": ");
+        cli_say(cli_out.path);
+        cli_say(": interrupted after ");
+        cli_say(n);
+        cli_say(" bytes of the image were written: the device holds a partial image\n");
+    } else {
+        (void)!write(STDERR_FILENO, rm ? removed : plain,
+                     rm ? sizeof removed - 1 : sizeof plain - 1);
+    }
     (void)sig;
     _exit(EXIT_ERR);
 }
@@ -146,13 +186,63 @@ static int cli_tmp_name(const char *path, char *out, size_t n)
     return 0;
 }
 
-/* An existing device or FIFO given with -o: written into, never replaced. */
-static int cli_out_special(struct cli *c, const char *path)
+/* A block device given with -o, before anything is written to it: refused
+ * when it, a partition of it or the disk it is part of is mounted (read-only
+ * too: a read-only mount caches what we would overwrite), and opened with
+ * O_EXCL, which the kernel refuses (EBUSY) while anything holds the device:
+ * a mount, swap, device-mapper, md, LVM.  The exclusive open also keeps a
+ * mount from starting while the image is written. */
+static int cli_out_device(struct cli *c, const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
+    int fd = open(path, O_WRONLY | O_EXCL | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == EBUSY) {
+        cli_error(c, "%s: in use by the system (mounted, swap, or held by device-mapper, md "
+                     "or LVM): not written", path);
+        return -1;
+    }
+    if (fd < 0) {
+        cli_error(c, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char where[256];
+    if (lay_mounted(fd, false, where, sizeof where)) {
+        cli_error(c, "%s: mounted (on %s): not written", path, where);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool cli_stdout_device_busy(struct cli *c)
+{
+    struct stat st;
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISBLK(st.st_mode))
+        return false;
+    char where[256];
+    int fd = open("/proc/self/fd/1", O_WRONLY | O_EXCL | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == EBUSY) {
+        cli_error(c, "stdout: the device is in use by the system (mounted, swap, or held by "
+                     "device-mapper, md or LVM): not written");
+        return true;
+    }
+    bool busy = lay_mounted(STDOUT_FILENO, false, where, sizeof where);
+    if (busy)
+        cli_error(c, "stdout: the device is mounted (on %s): not written", where);
+    if (fd >= 0)
+        close(fd);
+    return busy;
+}
+
+/* An existing device or FIFO given with -o: written into, never replaced. */
+static int cli_out_special(struct cli *c, const char *path, bool blk)
+{
+    int fd = blk ? cli_out_device(c, path) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && !blk)
         cli_error(c, "%s: %s", path, strerror(errno));
     cli_out.special = true;
+    cli_out.device = blk;
+    if (blk && fd >= 0)
+        memcpy(cli_out.path, path, strlen(path) + 1); /* for the signal handler */
     return fd;
 }
 
@@ -176,7 +266,7 @@ int cli_out_create(struct cli *c, const char *path, bool named)
         return -1;
     }
     if (exists && named && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
-        return cli_out_special(c, path);
+        return cli_out_special(c, path, S_ISBLK(st.st_mode));
     if (exists && S_ISDIR(st.st_mode) && (named || c->force)) {
         cli_error(c, "%s: is a directory", path);
         return -1;

@@ -13,6 +13,7 @@
 #ifndef SPIGZ_CLI_H
 #define SPIGZ_CLI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,15 @@ void cli_signals_install(void);
  * (named) as it is; else a temporary file beside it, an existing file being
  * refused without -f.  Returns the descriptor, or -1 (message printed). */
 int cli_out_create(struct cli *c, const char *path, bool named);
+
+/* Restoring onto a device: the counter of image bytes written, which a
+ * signal's message reports (the device keeps a partial image); NULL when
+ * done. */
+void cli_device_progress(_Atomic uint64_t *written);
+
+/* stdout is a block device that is mounted or held (as -o checks a device
+ * it opens): error printed, true.  False for anything else. */
+bool cli_stdout_device_busy(struct cli *c);
 
 /* Keep (rename to its name) or remove the output; false when it is not
  * kept (message printed). */

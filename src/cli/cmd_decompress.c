@@ -143,8 +143,11 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     /* --range reads an unknown part of the input: no total, no percent. */
     struct sp_progress prog = {.in_total = c->range ? 0 : cli_prog_total(j->in_fd)};
     struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_DECOMPRESS);
-    d.progress = shown != NULL ? &prog : NULL;
+    d.progress = shown != NULL || o->device ? &prog : NULL;
+    if (o->device) /* a signal says how much of the device was written */
+        cli_device_progress(&prog.out);
     int rc = dec_run(j->in_fd, o, &d, st, &err);
+    cli_device_progress(NULL);
     cli_prog_stop(shown);
     /* gzip's notes, as it meets them (so before an error in the data) */
     for (unsigned i = 0; c->verbose && i < st->extras; i++)
@@ -207,6 +210,8 @@ static void cd_to_fd(struct cli *c, struct cli_job *j, int fd)
         cli_error(c, "%s: input and output are the same file", j->in_name);
         return;
     }
+    if (fd == STDOUT_FILENO && cli_stdout_device_busy(c))
+        return;
     if (osink_open(&o, fd, c->sparse, &err) != 0) {
         cli_error(c, "stdout: %s", err.msg);
         return;
@@ -237,7 +242,16 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     bool ok = osink_open(&o, j->out_fd, c->sparse, &err) == 0;
     if (!ok)
         cli_error(c, "%s: %s", out_path, err.msg);
+    if (ok && c->discard && !o.device) {
+        cli_error(c, "%s: --discard is for block devices", out_path);
+        ok = false;
+    }
+    osink_set_discard(&o, c->discard);
     ok = ok && cd_run(c, j, &o, &st) == 0;
+    if (ok && o.device && c->verbose > 1)
+        cli_msg("%s: %llu bytes zeroed by the device (%s)", out_path,
+                (unsigned long long)atomic_load(&o.offloaded),
+                c->discard ? "discard or BLKZEROOUT" : "BLKZEROOUT");
     /* -N: the stored time stamp, when there is one. */
     struct timespec mt = {0, 0}, *mtp = NULL;
     uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime; /* any member's, as gzip */

@@ -86,6 +86,11 @@ void lay_free(struct lay_map *m);
  * point in where; else 0. */
 int lay_mounted_rw(int fd, char *where, size_t wn);
 
+/* The same for any mount (rw_only false: read-only ones too), the disk a
+ * partition belongs to included: what a restore onto the device must not
+ * write under. */
+int lay_mounted(int fd, bool rw_only, char *where, size_t wn);
+
 /* Whether this build can map filesystems at all, and if not, why. */
 bool lay_available(const char **why);
 

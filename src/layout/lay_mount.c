@@ -78,6 +78,11 @@ static size_t lay_loops(const struct stat *st, dev_t *devs, size_t n, size_t max
 
 int lay_mounted_rw(int fd, char *where, size_t wn)
 {
+    return lay_mounted(fd, true, where, wn);
+}
+
+int lay_mounted(int fd, bool rw_only, char *where, size_t wn)
+{
     struct stat st;
     if (fstat(fd, &st) != 0)
         return 0;
@@ -99,11 +104,12 @@ int lay_mounted_rw(int fd, char *where, size_t wn)
         char mnt[2048], opts[512];
         if (sscanf(line, "%*u %*u %u:%u %*s %2047s %511s", &ma, &mi, mnt, opts) != 4)
             continue;
-        if (strncmp(opts, "rw", 2) != 0 || (opts[2] != '\0' && opts[2] != ','))
+        if (rw_only && (strncmp(opts, "rw", 2) != 0 || (opts[2] != '\0' && opts[2] != ',')))
             continue;
         dev_t m = makedev(ma, mi), w = lay_disk_of(m);
+        /* the device itself, a partition of it, or the disk it is part of */
         for (size_t i = 0; i < n && !found; i++)
-            if (devs[i] == m || devs[i] == w) {
+            if (devs[i] == m || devs[i] == w || lay_disk_of(devs[i]) == m) {
                 snprintf(where, wn, "%s", mnt);
                 found = 1;
             }

@@ -545,6 +545,14 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
         idx_free(&x);
         r = 0;
     }
+    if (r == 1 && out->device && !o->range && x.total > out->dev_size) {
+        /* refused before a byte is written: the image would not fit */
+        sp_err_set(err, SP_ERR_WRITE, 0,
+                   "the device (%llu bytes) is smaller than the image (%llu bytes): not written",
+                   (unsigned long long)out->dev_size, (unsigned long long)x.total);
+        idx_free(&x);
+        return -1;
+    }
     uint64_t skip = 0; /* stream output already written by the indexed path */
     uint64_t emitted = 0, counted = 0; /* by the indexed path */
     if (r == 1) {

@@ -1,12 +1,24 @@
 /* osink.c — see osink.h. */
+#define _GNU_SOURCE /* fallocate */
 #include "osink.h"
 #include "scan.h"
+
+#include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef HAVE_SYS_IOCTL_H
+#include <sys/ioctl.h>
+#endif
+#ifdef HAVE_LINUX_FS_H
+#include <linux/fs.h>
+#endif
+#ifdef HAVE_LINUX_FALLOC_H
+#include <linux/falloc.h>
+#endif
 
 #define OSINK_ZPAGE 65536
 static const uint8_t osink_zero_page[OSINK_ZPAGE];
@@ -33,7 +45,32 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
     bool at_end = reg && cur == st.st_size;
     o->sparse = o->seekable && mode != OSINK_SPARSE_NEVER &&
                 (reg ? at_end : mode == OSINK_SPARSE_ALWAYS);
+    o->device = blk && o->seekable;
+    o->dev_size = UINT64_MAX;
+#ifdef BLKGETSIZE64
+    uint64_t bytes;
+    if (o->device && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+        o->dev_size = bytes > o->base ? bytes - o->base : 0;
+#endif
     return 0;
+}
+
+void osink_set_discard(struct osink *o, bool discard)
+{
+    o->discard = discard && o->device;
+}
+
+/* A write that failed: past a device's end, say so. */
+static int osink_errno_msg(const struct osink *o, struct sp_err *e, int errnum, uint64_t off)
+{
+    if (o->device && errnum == ENOSPC && off >= o->dev_size) {
+        sp_err_set(e, SP_ERR_WRITE, 0,
+                   "the image is larger than the device, which ends at %llu bytes",
+                   (unsigned long long)o->dev_size);
+        return -1;
+    }
+    sp_err_set(e, SP_ERR_WRITE, errnum, "write error");
+    return -1;
 }
 
 static int osink_fail(struct osink *o, int e, const char *what)
@@ -50,7 +87,11 @@ static int osink_raw(struct osink *o, const uint8_t *p, size_t n)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return osink_fail(o, errno, "write error");
+            int e = errno;
+            off_t at = lseek(o->fd, 0, SEEK_CUR);
+            o->failed = 1;
+            return osink_errno_msg(o, &o->err, e,
+                                   at < 0 ? 0 : (uint64_t)at - o->base);
         }
         p += w;
         n -= (size_t)w;
@@ -67,8 +108,7 @@ static int osink_praw(const struct osink *o, uint64_t off, const uint8_t *p, siz
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            sp_err_set(&acc->err, SP_ERR_WRITE, errno, "write error");
-            return -1;
+            return osink_errno_msg(o, &acc->err, errno, off);
         }
         p += w;
         n -= (size_t)w;
@@ -76,6 +116,46 @@ static int osink_praw(const struct osink *o, uint64_t off, const uint8_t *p, siz
         acc->written += (uint64_t)w;
     }
     return 0;
+}
+
+/* Zero [a, b) of a device (output offsets, whole 4 KiB pages of the
+ * device) by the kernel: 1 done, 0 when the device takes neither way (plain
+ * writes from then on), -1 with *e set for an error of the device.  Any
+ * thread: the flags are atomics (hence the cast of the const sink). */
+static int osink_offload(const struct osink *o, uint64_t a, uint64_t b, struct sp_err *e)
+{
+    struct osink *w = (struct osink *)o;
+    if (!o->device || b <= a || atomic_load(&w->no_offload))
+        return 0;
+#if defined(HAVE_LINUX_FALLOC_H) && defined(FALLOC_FL_PUNCH_HOLE)
+    if (o->discard && fallocate(o->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                (off_t)(o->base + a), (off_t)(b - a)) == 0) {
+        atomic_fetch_add(&w->offloaded, b - a);
+        return 1;
+    }
+#endif
+#ifdef BLKZEROOUT
+    uint64_t range[2] = {o->base + a, b - a};
+    if (ioctl(o->fd, BLKZEROOUT, range) == 0) {
+        atomic_fetch_add(&w->offloaded, b - a);
+        return 1;
+    }
+    if (errno != ENOTTY && errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS)
+        return osink_errno_msg(o, e, errno, a);
+#else
+    (void)e;
+#endif
+    atomic_store(&w->no_offload, 1);
+    return 0;
+}
+
+/* The whole 4 KiB pages of the device inside [off, off + n): [*a, *b). */
+static void osink_pages(const struct osink *o, uint64_t off, uint64_t n, uint64_t *a, uint64_t *b)
+{
+    uint64_t s = o->base + off, t = s + n;
+    uint64_t ps = (s + SCAN_BLOCK - 1) / SCAN_BLOCK * SCAN_BLOCK, pt = t / SCAN_BLOCK * SCAN_BLOCK;
+    *a = ps - o->base;
+    *b = pt > ps ? pt - o->base : *a;
 }
 
 /* Seek over zeros owed to the file before writing more. */
@@ -182,6 +262,24 @@ int osink_zeros(struct osink *o, uint64_t n)
     return len == 0 ? (o->failed ? -1 : 0) : osink_zeros_in(o, len);
 }
 
+/* A device, sequentially: zero runs found in decoded data are zeroed by
+ * the kernel too (a foreign gzip file's zeros are data to the inflater). */
+static int osink_seq_dev_put(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
+    (void)off;
+    return osink_raw(ctx, p, n);
+}
+
+static int osink_seq_dev_zero(void *ctx, uint64_t off, uint64_t n)
+{
+    struct osink *o = ctx;
+    uint64_t end = o->pos; /* osink_write_in moved it past the buffer */
+    o->pos = off;
+    int r = osink_zeros_in(o, n);
+    o->pos = end;
+    return r;
+}
+
 static int osink_write_in(struct osink *o, const uint8_t *p, size_t n)
 {
     o->sequential = true;
@@ -191,9 +289,36 @@ static int osink_write_in(struct osink *o, const uint8_t *p, size_t n)
     o->pos += n;
     if (o->fd < 0 || n == 0)
         return 0;
+    if (o->device && !o->sparse && n >= OSINK_ZPAGE && !atomic_load(&o->no_offload))
+        return osink_split(o, off, p, n, osink_seq_dev_put, osink_seq_dev_zero, o);
     if (!o->sparse)
         return osink_raw(o, p, n);
     return osink_split(o, off, p, n, osink_seq_put, osink_seq_skip, o);
+}
+
+/* A device, sequentially: the whole pages by the kernel, the edges written;
+ * 1 done, 0 not offloaded (write them), -1 failed. */
+static int osink_zeros_dev(struct osink *o, uint64_t n)
+{
+    uint64_t a, b;
+    osink_pages(o, o->pos, n, &a, &b);
+    if (b - a < OSINK_ZPAGE || o->failed || atomic_load(&o->no_offload))
+        return 0;
+    uint64_t head = a - o->pos, tail = o->pos + n - b;
+    if (osink_write_in(o, osink_zero_page, (size_t)head) != 0)
+        return -1;
+    int r = osink_offload(o, a, b, &o->err);
+    if (r < 0) {
+        o->failed = 1;
+        return -1;
+    }
+    if (r == 0)
+        return osink_zeros_in(o, n - head) == 0 ? 1 : -1;
+    if (lseek(o->fd, (off_t)(o->base + b), SEEK_SET) < 0)
+        return osink_fail(o, errno, "seek error");
+    o->pos = b;
+    o->written += b - a;
+    return osink_zeros_in(o, tail) == 0 ? 1 : -1;
 }
 
 static int osink_zeros_in(struct osink *o, uint64_t n)
@@ -202,6 +327,11 @@ static int osink_zeros_in(struct osink *o, uint64_t n)
     if (o->fd < 0 && !o->failed) { /* testing: nothing to write */
         o->pos += n;
         return 0;
+    }
+    if (o->device && !o->sparse) {
+        int r = osink_zeros_dev(o, n);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
     }
     while (n > 0) {
         size_t step = n < OSINK_ZPAGE ? (size_t)n : OSINK_ZPAGE;
@@ -269,6 +399,19 @@ int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_a
             return -1;
         return osink_praw(o, off + head + body, osink_zero_page, (size_t)tail, acc);
     }
+    uint64_t a, b;
+    osink_pages(o, off, n, &a, &b);
+    if (o->device && b - a >= OSINK_ZPAGE) {
+        int r = osink_offload(o, a, b, &acc->err);
+        if (r < 0)
+            return -1;
+        if (r > 0) { /* the edges are written */
+            acc->written += b - a;
+            if (osink_pzeros(o, off, a - off, acc) != 0)
+                return -1;
+            return osink_pzeros(o, b, off + n - b, acc);
+        }
+    }
     while (n > 0) {
         size_t step = n < OSINK_ZPAGE ? (size_t)n : OSINK_ZPAGE;
         if (osink_praw(o, off, osink_zero_page, step, acc) != 0)
@@ -276,6 +419,19 @@ int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_a
         off += step;
         n -= step;
     }
+    return 0;
+}
+
+/* The device's own cache flushed (fsync), then its page cache dropped, so
+ * that nothing read later comes from pages of this run rather than the
+ * medium, and a 500 GB restore leaves the machine's cache as it was. */
+static int osink_dev_sync(struct osink *o)
+{
+    if (fsync(o->fd) != 0)
+        return osink_fail(o, errno, "cannot flush the device");
+#ifdef BLKFLSBUF
+    (void)ioctl(o->fd, BLKFLSBUF, 0);
+#endif
     return 0;
 }
 
@@ -298,6 +454,8 @@ int osink_finish(struct osink *o, uint64_t total)
             ftruncate(o->fd, (off_t)(o->base + total)) != 0)
             return osink_fail(o, errno, "cannot set the output size");
     }
+    if (o->device && osink_dev_sync(o) != 0)
+        return -1;
     /* Positioned writes do not move the file offset: leave it just past the
      * output, where a sequential writer would have left it, so that what the
      * shell or the next input writes to the same descriptor follows it

@@ -19,6 +19,7 @@
 #ifndef SPIGZ_OSINK_H
 #define SPIGZ_OSINK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,21 @@ struct osink {
     uint64_t win_off, win_end, lpos;
     int failed;
     struct sp_err err;
+    /* A block device: zero spans are zeroed by the kernel (BLKZEROOUT:
+     * WRITE ZEROES where the device offloads it, else the kernel's own
+     * writes), or with `discard` by fallocate(PUNCH_HOLE), which only
+     * succeeds where the device guarantees zeros after the discard; a
+     * device that takes neither gets plain writes.  Only the span's whole
+     * 4 KiB pages are zeroed so (a page holding data too is written: no page
+     * cache page is ever half-zeroed behind its back).  Writes past
+     * dev_size fail with "the image is larger than the device", and
+     * osink_finish() syncs the device and drops its page cache
+     * (fsync, BLKFLSBUF). */
+    bool device;
+    bool discard;
+    uint64_t dev_size;  /* bytes from base to the device's end */
+    _Atomic uint64_t offloaded; /* bytes zeroed by BLKZEROOUT or discard */
+    _Atomic int no_offload;     /* the device refused both: plain writes */
 };
 
 /* Prepare fd (or -1 for nothing) for output.  AUTO is sparse for a regular
@@ -48,6 +64,10 @@ struct osink {
  * devices (the user says the device reads as zeros), never for a regular
  * file with bytes after its offset.  Returns 0 or -1. */
 int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *err);
+
+/* Zero device spans by discard where the device guarantees zeros (a
+ * device only; call after osink_open). */
+void osink_set_discard(struct osink *o, bool discard);
 
 /* Sequential input is content from offset 0; only [off, off + len) of it
  * is output (--range without an index). */

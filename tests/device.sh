@@ -1,0 +1,170 @@
+#!/bin/bash
+# device.sh — restoring onto block devices (loop devices here), and a
+# backup's page cache: `spigz -d -o /dev/X` writes the image into the
+# device through the index (pieces in parallel, zero spans zeroed by the
+# kernel: BLKZEROOUT, or discard with --discard) or sequentially; a device
+# holding old data ends up holding the image byte for byte, whether the
+# kernel zeroes or (fault shim: FAULT_NO_ZEROOUT) spigz writes the zeros.
+# Refused before any write: a mounted device (read-write or read-only, by
+# -o or on stdout), a device smaller than the image (with an index); without
+# an index, a clear error at the device's end.  A signal says how much was
+# written.  Reading a device drops its pages from the page cache.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/lib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need python3 cmp losetup mount umount mkfs.ext4 timeout fincore
+: "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
+[ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
+
+M=$((1024 * 1024))
+LOOPS=()
+cleanup_loops() {
+    local l
+    umount "$T/mnt" 2>/dev/null
+    for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+    cleanup
+}
+trap cleanup_loops EXIT
+# attach FILE: a loop device on FILE (echoed), kept for the cleanup.
+attach() {
+    local l
+    l=$(losetup --find --show "$1") || { fail "cannot attach a loop device on $1"; return 1; }
+    LOOPS+=("$l")
+    echo "$l"
+}
+# fill DEV: old data (random) all over it.
+fill() { python3 -c "import os,sys; open(sys.argv[1],'r+b').write(os.urandom(int(sys.argv[2])))" "$1" "$2"; }
+
+# A 40 MiB image: data at the start, a data island, an unaligned tail.
+IMG=$T/img
+python3 - "$IMG" <<'EOF'
+import random, sys
+r = random.Random(5)
+M = 1 << 20
+d = bytearray(40 * M)
+d[0:3 * M] = r.randbytes(3 * M)
+d[20 * M:21 * M + 100] = r.randbytes(M + 100)
+d[39 * M + 7:40 * M - 5] = r.randbytes(M - 12)
+open(sys.argv[1], "wb").write(d)
+EOF
+"$SPIGZ" -c "$IMG" > "$T/img.gz"
+"$SPIGZ" --no-index -c "$IMG" > "$T/ni.gz"
+mkdir -p "$T/mnt"
+
+# same_prefix DEV N FILE: the first N bytes of DEV are FILE.
+same_prefix() { cmp -s -n "$2" "$1" "$3"; }
+
+section "onto a device larger than the image, holding old data"
+truncate -s $((64 * M)) "$T/big"
+BIG=$(attach "$T/big") || exit 1
+fill "$BIG" $((64 * M))
+cp "$T/big" "$T/big.before"
+"$SPIGZ" -d -vv -o "$BIG" "$T/img.gz" 2> "$T/err"
+check "indexed restore onto a device: status 0 ($(head -c 300 "$T/err"))" test $? -eq 0
+check "... through the index" grep -q "decoded through its index" "$T/err"
+check "... the device holds the image, zero spans really zeroed" same_prefix "$BIG" $((40 * M)) "$IMG"
+check "... the kernel zeroed the zero spans (BLKZEROOUT)" grep -Eq "/dev/loop[0-9]+: [1-9][0-9]* bytes zeroed by the device" "$T/err"
+check "... the bytes past the image are untouched" cmp -s -i $((40 * M)) "$BIG" "$T/big.before"
+
+fill "$BIG" $((64 * M))
+"$SPIGZ" -d -vv -o "$BIG" "$T/ni.gz" 2> "$T/err"
+check "sequential restore (no index) onto a device: status 0" test $? -eq 0
+check "... the device holds the image" same_prefix "$BIG" $((40 * M)) "$IMG"
+check "... zeros by the kernel there too" grep -Eq ": [1-9][0-9]* bytes zeroed by the device" "$T/err"
+
+for gz in img.gz ni.gz; do
+    fill "$BIG" $((64 * M))
+    LD_PRELOAD=$FAULT_SO FAULT_NO_ZEROOUT=1 "$SPIGZ" -d -vv --discard -o "$BIG" "$T/$gz" 2> "$T/err"
+    check "$gz, a device that zeroes nothing: status 0" test $? -eq 0
+    check "$gz: ... every zero written by spigz instead: the image" same_prefix "$BIG" $((40 * M)) "$IMG"
+    check "$gz: ... nothing was offloaded" grep -q ": 0 bytes zeroed by the device" "$T/err"
+done
+
+section "--discard: zero spans discarded where the device guarantees zeros"
+fill "$BIG" $((64 * M))
+sync
+"$SPIGZ" -d --discard -o "$BIG" "$T/img.gz"
+check "--discard: status 0" test $? -eq 0
+check "--discard: the device holds the image" same_prefix "$BIG" $((40 * M)) "$IMG"
+used=$(du -k "$T/big" | cut -f1)
+# a loop device discards by punching holes in its file: 5 MiB of data and
+# the 24 MiB past the image stay
+check "--discard: the loop device's file lost the zero spans ($used KiB used)" test "$used" -lt $((32 * 1024))
+"$SPIGZ" -d --discard -o "$T/plainfile" "$T/img.gz" 2> "$T/err"
+check "--discard onto a file is an error" sh -c "grep -q 'discard is for block devices' '$T/err' && [ ! -e '$T/plainfile' ]"
+
+section "a device of exactly the image's size"
+truncate -s $((40 * M)) "$T/exact"
+EX=$(attach "$T/exact") || exit 1
+fill "$EX" $((40 * M))
+"$SPIGZ" -d -o "$EX" "$T/img.gz"
+check "exact size: status 0 and the image" sh -c "[ $? -eq 0 ] && cmp -s '$EX' '$IMG'"
+
+section "a device too small"
+truncate -s $((32 * M)) "$T/small"
+SM=$(attach "$T/small") || exit 1
+fill "$SM" $((32 * M))
+cp "$T/small" "$T/small.before"
+"$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
+check "with an index: status 1" test $? -eq 1
+check "... refused, sizes named" grep -q "$SM: the device (33554432 bytes) is smaller than the image (41943040 bytes): not written" "$T/err"
+check "... not a byte written" cmp -s "$SM" "$T/small.before"
+"$SPIGZ" -d -o "$SM" "$T/ni.gz" 2> "$T/err"
+check "without an index: status 1" test $? -eq 1
+check "... the error says the image is larger than the device" grep -q "$SM: the image is larger than the device, which ends at 33554432 bytes" "$T/err"
+check "... what fits was written" same_prefix "$SM" $((32 * M)) "$IMG"
+
+section "mounted devices are refused"
+fill "$SM" $((32 * M))
+mkfs.ext4 -q -F "$SM" || fail "mkfs.ext4 failed"
+for how in rw ro; do
+    if mount -o "$how" "$SM" "$T/mnt"; then
+        "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
+        check "mounted $how, -o: status 1" test $? -eq 1
+        check "mounted $how, -o: says it is in use" grep -Eq "$SM: (in use by the system|mounted)" "$T/err"
+        "$SPIGZ" -dc "$T/img.gz" > "$SM" 2> "$T/err"
+        check "mounted $how, stdout: status 1" test $? -eq 1
+        check "mounted $how, stdout: says it is in use" grep -Eq "stdout: the device (is in use|is mounted)" "$T/err"
+        umount "$T/mnt"
+        # (mounting writes to the filesystem itself: look for the image)
+        check "mounted $how: nothing of the image written" sh -c "! cmp -s -n $((3 * M)) '$SM' '$IMG'"
+        check "mounted $how: the filesystem is whole" e2fsck -fn "$SM" > /dev/null 2>&1
+    else
+        fail "cannot mount the test filesystem $how"
+    fi
+done
+
+section "a signal says how far the device was written"
+SD=$T/stall
+mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
+fill "$BIG" $((64 * M))
+(LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$((4 * M)) FAULT_STALL_DIR=$SD \
+    exec "$SPIGZ" -d -p2 -o "$BIG" "$T/img.gz") 2> "$T/err" &
+pid=$!
+if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+    kill -s INT "$pid"
+    timeout 120 sh -c ': > "$1"' sh "$SD/go"
+fi
+wait "$pid"
+RC=$?
+check "SIGINT: status 1 (RC=$RC)" test "$RC" -eq 1
+check "SIGINT: the message says how much of the image the device holds ($(head -c 300 "$T/err"))" \
+    grep -Eq "spigz: $BIG: interrupted after [0-9]+ bytes of the image were written: the device holds a partial image" "$T/err"
+
+section "reading a device leaves the page cache as it was"
+# (dirty pages cannot be dropped: everything written is synced first)
+sync
+"$SPIGZ" -c "$BIG" > /dev/null
+cached=$(fincore -nb -o RES "$BIG" 2>/dev/null | tr -d ' ')
+check "after a backup of the 64 MiB device, under 2 MiB of it is cached (${cached:-?} bytes)" \
+    sh -c "[ -n '$cached' ] && [ '$cached' -lt $((2 * M)) ]"
+cat "$IMG" > /dev/null
+"$SPIGZ" -c "$IMG" > /dev/null
+fcached=$(fincore -nb -o RES "$IMG" | tr -d ' ')
+"$SPIGZ" --nocache -c "$IMG" > /dev/null
+ncached=$(fincore -nb -o RES "$IMG" | tr -d ' ')
+check "a file keeps its page cache by default (${fcached} bytes), --nocache drops it (${ncached} bytes)" \
+    sh -c "[ '$fcached' -gt $((30 * M)) ] && [ '$ncached' -lt $((2 * M)) ]"
+
+finish
