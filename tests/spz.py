@@ -55,7 +55,7 @@ class Spz:
             pos += 26 + m
         self.payload = bytes(payload)
         self.pieces, i, uoff, coff = [], 0, 0, 0
-        while i < len(payload):
+        while i < len(payload) and len(self.pieces) < self.npieces:
             r0 = i
             h, i = unleb(payload, i)
             c, i = unleb(payload, i)

@@ -26,7 +26,8 @@
 #define EXIT_ERR 1
 #define EXIT_WARN 2
 
-enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST, MODE_ESTIMATE };
+enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST, MODE_ESTIMATE,
+                MODE_COMPARE };
 enum cli_progress { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 
@@ -43,6 +44,7 @@ struct cli {
     bool nocache;                /* --nocache: files too leave the page cache */
     bool salvage;                /* --salvage: restore what is intact */
     bool discard;                /* --discard: zero device spans by discard */
+    const char *compare_target;  /* --compare BACKUP TARGET: the second */
     bool stop;                   /* an error ended the run (cli_stop_on) */
     int verbose;
     int level;
@@ -138,6 +140,8 @@ void cmd_compress(struct cli *c, const char *path);
 void cmd_decompress(struct cli *c, const char *path);
 void cmd_list_totals(struct cli *c);
 void cmd_estimate(struct cli *c, const char *path);
+/* --compare: the backup at path against c->compare_target. */
+void cmd_compare(struct cli *c, const char *path);
 
 /* --free=zero: the map of the job's input (from its offset), reported per
  * partition (-v; warnings for what is read whole for a doubt).  0 with *m

@@ -6,6 +6,7 @@
 #include "dec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,33 @@ static double cd_list_ratio(const struct dec_list *l)
     return cd_ratio(deflated, l->uncompressed);
 }
 
+/* --salvage: what was damaged (zeros in the output), status 1, the map.
+ * The output is kept: it holds everything that was intact. */
+static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats *st)
+{
+    if (st->nbad > 0 || st->zero_repaired > 0 || st->shifted)
+        cli_status(c, EXIT_ERR);
+    if (st->zero_repaired > 0 && !c->quiet)
+        cli_msg("%s: %u zero piece%s damaged, restored from the index (zeros)", j->in_name,
+                st->zero_repaired, st->zero_repaired == 1 ? " was" : "s were");
+    cli_bad_report(c, j->in_name, st->bad, st->nbad,
+                   "damaged, restored as zeros", true);
+    if (st->nbad > 0)
+        cli_status(c, EXIT_ERR);
+    if (st->shifted && !c->quiet)
+        cli_msg("%s: the output from offset %llu on follows lost data of unknown length: "
+                "it may belong at a later offset", j->in_name,
+                (unsigned long long)st->shifted_at);
+    if (c->salvage && c->bad_map != NULL) {
+        char what[300];
+        snprintf(what, sizeof what, "%s --salvage: the damaged ranges of %.200s", cli_prog,
+                 j->in_name);
+        (void)cli_badmap_write(c, c->bad_map, st->out_bytes, st->bad, st->nbad, what);
+    }
+    free(st->bad);
+    st->bad = NULL;
+}
+
 /* Decompress j into the sink; prints errors and warnings.  0 or -1. */
 static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *st)
 {
@@ -138,6 +166,7 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
         .range = c->range,
         .range_off = c->range_off,
         .range_len = c->range_len,
+        .salvage = c->salvage,
     };
     struct sp_err err = {0};
     /* --range reads an unknown part of the input: no total, no percent. */
@@ -171,6 +200,7 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
         cli_warn(c, "%s: decompression OK, trailing garbage ignored", j->in_name);
     else if (st->trailing_zeros && c->verbose) /* gzip: a warning only with -v */
         cli_warn(c, "%s: decompression OK, trailing zero bytes ignored", j->in_name);
+    cd_salvaged(c, j, st);
     return 0;
 }
 
@@ -452,4 +482,76 @@ void cmd_decompress(struct cli *c, const char *path)
         close(j.in_fd);
     }
     free(found);
+}
+
+/* ---- --compare ---- */
+
+/* The differences found, as a message (status 1), -v's list and the map. */
+static void cd_compare_report(struct cli *c, const struct cli_job *j, const char *tname,
+                              const struct osink *o, const struct dec_stats *st)
+{
+    const struct osink_diff *d = o->diff;
+    if (d->n == 0) {
+        if (c->verbose)
+            cli_msg("%s: identical to %s (%llu bytes)", tname, j->in_name,
+                    (unsigned long long)st->out_bytes);
+    } else {
+        char first[200] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < d->n && i < 3 && at < sizeof first - 24; i++)
+            at += (size_t)snprintf(first + at, sizeof first - at, "%s%llu", i > 0 ? ", " : "",
+                                   (unsigned long long)d->r[i].off);
+        cli_status(c, EXIT_ERR);
+        if (!c->quiet)
+            cli_msg("%s: differs from %s: %llu bytes in %zu range%s (first at %s)", tname,
+                    j->in_name, (unsigned long long)d->bytes, d->n, d->n == 1 ? "" : "s",
+                    first);
+        for (size_t i = 0; c->verbose && !c->quiet && i < d->n && (i < 100 || c->verbose > 1);
+             i++)
+            cli_msg("%s: differs %llu+%llu", tname, (unsigned long long)d->r[i].off,
+                    (unsigned long long)d->r[i].len);
+    }
+    if (o->cmp_size != UINT64_MAX && o->cmp_size > st->out_bytes && c->verbose)
+        cli_msg("%s: %llu bytes past the image's end, not compared", tname,
+                (unsigned long long)(o->cmp_size - st->out_bytes));
+    if (c->bad_map != NULL) {
+        char what[300];
+        snprintf(what, sizeof what, "%s --compare: where %.100s differs from %.100s", cli_prog,
+                 tname, j->in_name);
+        (void)cli_badmap_write(c, c->bad_map, st->out_bytes, d->r, d->n, what);
+    }
+}
+
+void cmd_compare(struct cli *c, const char *path)
+{
+    const char *tname = c->compare_target;
+    struct cli_job j = {.in_name = path};
+    if (strcmp(path, "-") == 0) {
+        j.in_name = "stdin";
+        j.in_fd = STDIN_FILENO;
+        if (fstat(STDIN_FILENO, &j.st) != 0) {
+            cli_error(c, "stdin: %s", strerror(errno));
+            return;
+        }
+    } else if (cli_open_input(c, path, &j) != 0) {
+        return;
+    }
+    j.out_name = tname;
+    int tfd = open(tname, O_RDONLY | O_CLOEXEC);
+    struct osink o;
+    struct sp_err err = {0};
+    if (tfd < 0) {
+        cli_error(c, "%s: %s", tname, strerror(errno));
+    } else if (osink_open_compare(&o, tfd, &err) != 0) {
+        cli_error(c, "%s: %s", tname, err.msg);
+    } else {
+        struct dec_stats st = {0};
+        if (cd_run(c, &j, &o, &st) == 0)
+            cd_compare_report(c, &j, tname, &o, &st);
+        osink_close(&o);
+    }
+    if (tfd >= 0)
+        close(tfd);
+    if (j.in_fd != STDIN_FILENO)
+        close(j.in_fd);
 }

@@ -60,6 +60,8 @@ static void cli_help(void)
 "                       damaged ranges as zeros, listed (status 1)\n"
 "      --discard        decompress onto a device: zero spans by discard, where\n"
 "                       the device guarantees that discarded blocks read as zeros\n"
+"      --compare BACKUP TARGET  write nothing; compare the backup's content with\n"
+"                       a file or device: status 0 identical, 1 different\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --estimate[=full]  write nothing; predict the compressed size, the\n"
@@ -261,6 +263,7 @@ struct cli_long {
 #define KEY_NOCACHE 18
 #define KEY_SALVAGE 19
 #define KEY_DISCARD 20
+#define KEY_COMPARE 21
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -283,7 +286,7 @@ static const struct cli_long cli_longs[] = {
     {"free", KEY_FREE, OPT_ARG},     {"force-mounted", KEY_FORCE_MOUNTED, OPT_NONE},
     {"rescue", KEY_RESCUE, OPT_NONE}, {"bad-map", KEY_BAD_MAP, OPT_ARG},
     {"nocache", KEY_NOCACHE, OPT_NONE}, {"salvage", KEY_SALVAGE, OPT_NONE},
-    {"discard", KEY_DISCARD, OPT_NONE},
+    {"discard", KEY_DISCARD, OPT_NONE}, {"compare", KEY_COMPARE, OPT_NONE},
 };
 
 /* The short options. */
@@ -376,6 +379,7 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_NOCACHE: c->nocache = true; break;
     case KEY_SALVAGE: c->salvage = true; break;
     case KEY_DISCARD: c->discard = true; break;
+    case KEY_COMPARE: c->mode = MODE_COMPARE; break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);
@@ -540,6 +544,10 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--range needs -c or -o");
     if (c->mode == MODE_ESTIMATE && (c->output != NULL || c->to_stdout))
         cli_usage_error("--estimate and --map write no output: -c and -o make no sense");
+    if (c->mode == MODE_COMPARE && nfiles != 2)
+        cli_usage_error("--compare takes a backup and the file or device to compare it with");
+    if (c->mode == MODE_COMPARE && (c->output != NULL || c->to_stdout || c->range))
+        cli_usage_error("--compare writes nothing: -c, -o and --range make no sense");
     if (c->rescue && c->mode != MODE_COMPRESS)
         cli_usage_error("--rescue is for compressing (decompress with --salvage)");
     if (c->salvage && c->mode != MODE_DECOMPRESS && c->mode != MODE_TEST)
@@ -548,10 +556,10 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--discard needs -d");
     if (c->bad_map != NULL && c->mode == MODE_COMPRESS && !c->rescue)
         cli_usage_error("--bad-map needs --rescue when compressing");
-    if (c->bad_map != NULL && (nfiles > 1 || c->recursive))
+    if (c->bad_map != NULL && (nfiles > (c->mode == MODE_COMPARE ? 2 : 1) || c->recursive))
         cli_usage_error("--bad-map takes one input");
     if (c->bad_map != NULL && c->mode != MODE_COMPRESS && c->mode != MODE_DECOMPRESS &&
-        c->mode != MODE_TEST && c->mode != MODE_LIST)
+        c->mode != MODE_TEST && c->mode != MODE_LIST && c->mode != MODE_COMPARE)
         cli_usage_error("--bad-map makes no sense with --estimate or --map");
 }
 
@@ -726,8 +734,13 @@ int main(int argc, char **argv)
     cli_run_fn run = c.mode == MODE_COMPRESS ? cmd_compress
                      : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
     c.operands = nfiles;
-    if (nfiles == 0)
+    if (c.mode == MODE_COMPARE) {
+        c.compare_target = files[1];
+        cmd_compare(&c, files[0]);
+        nfiles = 0;
+    } else if (nfiles == 0) {
         run(&c, NULL);
+    }
     for (int i = 0; i < nfiles && !c.stop; i++)
         cli_one(&c, run, files[i]);
     if (c.mode == MODE_LIST && !c.stop) /* gzip ends at once on such an error */

@@ -69,6 +69,15 @@ struct dec_ctx {
     uint64_t written;        /* content bytes output */
     struct sp_progress *prog;
     uint64_t prog_in;        /* compressed bytes counted in prog (writer) */
+    bool salvage;            /* a piece that fails is zeros, listed */
+    struct dec_damage *dmg;  /* one per worker: the pieces that failed */
+};
+
+/* --salvage: the pieces a worker found damaged, as content ranges. */
+struct dec_damage {
+    struct sp_range *r;
+    size_t n, cap;
+    unsigned zero_pieces;    /* zero pieces with damaged bytes (content known) */
 };
 
 static uint64_t dec_ulen(const struct idx *x, uint64_t k)
@@ -210,6 +219,33 @@ static int dec_place(struct dec_ctx *c, struct dec_item *it, unsigned worker)
     return rc;
 }
 
+/* --salvage: piece it failed its check.  The index passed checks 1-6 (its
+ * checksums, and the pieces' CRCs combine to the member's): its lengths
+ * are trusted, so the piece's slice becomes zeros at its place and is
+ * listed, and every other piece is restored.  A zero piece's content is
+ * known whatever its bytes: it is counted, not listed.  0, or -1 (out of
+ * memory: the run stops as without --salvage). */
+static int dec_damaged(struct dec_ctx *c, struct dec_item *it, unsigned worker)
+{
+    struct dec_damage *d = &c->dmg[worker];
+    const struct idx_piece *pc = &c->x->p[it->k];
+    if (!pc->data) {
+        d->zero_pieces++;
+        return 0;
+    }
+    if (d->n == d->cap) {
+        size_t cap = d->cap == 0 ? 16 : 2 * d->cap;
+        struct sp_range *r = realloc(d->r, cap * sizeof *r);
+        if (r == NULL)
+            return -1;
+        d->r = r;
+        d->cap = cap;
+    }
+    d->r[d->n++] = (struct sp_range){pc->uoff + it->skip, it->len};
+    memset(it->out + it->skip, 0, (size_t)it->len);
+    return 0;
+}
+
 static int dec_work(void *vctx, void *vitem, unsigned worker)
 {
     struct dec_ctx *c = vctx;
@@ -217,6 +253,8 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
     const struct idx_piece *pc = &c->x->p[it->k];
     int ok = pc->data ? dec_data_ok(c, it, worker)
                       : dec_zero_ok(c, it->k, c->scratch[worker], &c->werr[worker]);
+    if (ok == 0 && c->salvage && dec_damaged(c, it, worker) == 0)
+        ok = 1; /* its slice is zeros now, listed */
     if (ok == 0) {
         /* The index lies about this piece (or its bytes are damaged, which
          * the sequential decode will tell): not an error of ours yet. */
@@ -373,11 +411,12 @@ static int dec_workers(struct dec_ctx *c, unsigned n, unsigned depth, uint64_t f
     c->werr = calloc(n, sizeof *c->werr);
     c->acc = calloc(n, sizeof *c->acc);
     c->bad = malloc(n * sizeof *c->bad);
+    c->dmg = calloc(n, sizeof *c->dmg);
     c->ord.vring = calloc(depth, sizeof *c->ord.vring);
     c->ord.depth = depth;
     c->ord.vnext = first;
     if (c->decs == NULL || c->scratch == NULL || c->werr == NULL || c->acc == NULL ||
-        c->bad == NULL || c->ord.vring == NULL) {
+        c->bad == NULL || c->dmg == NULL || c->ord.vring == NULL) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         return -1;
     }
@@ -410,7 +449,48 @@ static void dec_workers_free(struct dec_ctx *c, unsigned n)
     free(c->werr);
     free(c->acc);
     free(c->bad);
+    for (unsigned i = 0; c->dmg != NULL && i < n; i++)
+        free(c->dmg[i].r);
+    free(c->dmg);
     free(c->ord.vring);
+}
+
+static int dec_range_cmp(const void *a, const void *b)
+{
+    const struct sp_range *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The workers' damaged pieces, as one sorted list with touching ranges
+ * joined, into st.  0, or -1 out of memory. */
+static int dec_damage_collect(struct dec_ctx *c, unsigned n, struct dec_stats *st)
+{
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        total += c->dmg[i].n;
+        st->zero_repaired += c->dmg[i].zero_pieces;
+    }
+    if (total == 0)
+        return 0;
+    struct sp_range *r = malloc(total * sizeof *r);
+    if (r == NULL)
+        return -1;
+    size_t k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        memcpy(r + k, c->dmg[i].r, c->dmg[i].n * sizeof *r);
+        k += c->dmg[i].n;
+    }
+    qsort(r, total, sizeof *r, dec_range_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < total; i++) {
+        if (m > 0 && r[m - 1].off + r[m - 1].len == r[i].off)
+            r[m - 1].len += r[i].len;
+        else
+            r[m++] = r[i];
+    }
+    st->bad = r;
+    st->nbad = m;
+    return 0;
 }
 
 static void dec_pick_error(struct dec_ctx *c, unsigned n, struct sp_err *err)
@@ -501,8 +581,12 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
         to = x->total - from < o->range_len ? x->total : from + o->range_len;
     }
     struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
-                        .prog = o->progress};
+                        .prog = o->progress, .salvage = o->salvage};
     int rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    if (rc == 0 && c.dmg != NULL && dec_damage_collect(&c, o->threads, st) != 0) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        rc = -1;
+    }
     dec_workers_free(&c, o->threads);
     *emitted = c.written;
     *counted = c.prog_in;
@@ -592,9 +676,14 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     }
     struct unz_opts uo = {.threads = o->threads, .copy_non_gzip = o->copy_non_gzip,
                           .lenient_end = o->lenient_end, .progress = o->progress,
-                          .prog_in_done = counted, .prog_out_done = emitted};
-    struct unz_stats us;
+                          .prog_in_done = counted, .prog_out_done = emitted,
+                          .salvage = o->salvage};
+    struct unz_stats us = {0};
     int rc = unz_run(in_fd, out, &uo, &us, err);
+    st->bad = us.bad;
+    st->nbad = us.nbad;
+    st->shifted = us.shifted;
+    st->shifted_at = us.shifted_at;
     st->in_bytes = us.in_bytes;
     st->out_bytes = us.out_bytes;
     st->trailing_garbage = us.trailing_garbage;

@@ -49,6 +49,7 @@ struct dec_opts {
     bool range;           /* output only [range_off, range_off + range_len) */
     uint64_t range_off, range_len;
     struct sp_progress *progress; /* counters to advance, or NULL (below) */
+    bool salvage;         /* --salvage: restore what is intact (below) */
 };
 
 struct dec_stats {
@@ -65,7 +66,24 @@ struct dec_stats {
     bool zip_more;           /* a zip file of more than one entry (gzip warns) */
     unsigned extras;         /* sequential: members with an extra field... */
     unsigned extra_len[UNZ_EXTRAS]; /* ...and its length (gzip -v notes them) */
+    /* --salvage: the output's damaged ranges, zeros in it (sorted, disjoint;
+     * malloc'd, the caller frees them; see unz.h for a range of unknown
+     * end), and whether output from shifted_at on may be at a wrong offset
+     * (sequential only).  zero_repaired: zero pieces whose bytes were
+     * damaged, restored from the index (their content is zeros). */
+    struct sp_range *bad;
+    size_t nbad;
+    bool shifted;
+    uint64_t shifted_at;
+    unsigned zero_repaired;
 };
+
+/* --salvage.  Through the index (which passed its checks: its checksums
+ * and the pieces' CRCs combining to the data member's), a data piece that
+ * fails its check is output as zeros at its place and listed; every other
+ * piece is restored as usual, and dec_run returns 0.  Without a usable
+ * index, the sequential decode resumes after damage (unz.h, resync.h).
+ * The caller decides the exit status (1 when anything is listed). */
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err);

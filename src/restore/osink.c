@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,9 +56,172 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
     return 0;
 }
 
+int osink_open_compare(struct osink *o, int fd, struct sp_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = fd;
+    o->compare = true;
+    o->seekable = true;
+    o->dev_size = UINT64_MAX;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "cannot stat");
+        return -1;
+    }
+    o->cmp_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
+#ifdef BLKGETSIZE64
+    uint64_t bytes;
+    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+        o->cmp_size = bytes;
+#endif
+    o->diff = calloc(1, sizeof *o->diff);
+    if (o->diff == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&o->diff->mu, NULL);
+    return 0;
+}
+
+void osink_close(struct osink *o)
+{
+    if (o->diff == NULL)
+        return;
+    pthread_mutex_destroy(&o->diff->mu);
+    free(o->diff->r);
+    free(o->diff);
+    o->diff = NULL;
+}
+
+/* Record that [off, off + n) differs (any thread). */
+static void osink_differs(const struct osink *o, uint64_t off, uint64_t n)
+{
+    struct osink_diff *d = o->diff;
+    pthread_mutex_lock(&d->mu);
+    d->bytes += n;
+    if (d->n > 0 && d->r[d->n - 1].off + d->r[d->n - 1].len == off) {
+        d->r[d->n - 1].len += n; /* the common case: one run across calls */
+    } else {
+        if (d->n == d->cap) {
+            size_t cap = d->cap == 0 ? 64 : 2 * d->cap;
+            struct sp_range *r = realloc(d->r, cap * sizeof *r);
+            if (r == NULL) {
+                d->nomem = true;
+                pthread_mutex_unlock(&d->mu);
+                return;
+            }
+            d->r = r;
+            d->cap = cap;
+        }
+        d->r[d->n++] = (struct sp_range){off, n};
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Compare p[0..n) (zeros when p is NULL) with the target at output offset
+ * off, in 1 MiB reads; runs of differing bytes are recorded.  0, or -1
+ * with *e set for a read error of the target. */
+static int osink_cmp(const struct osink *o, uint64_t off, const uint8_t *p, uint64_t n,
+                     struct sp_err *e)
+{
+    if (n == 0)
+        return 0;
+    uint64_t have = o->cmp_size > off ? o->cmp_size - off : 0;
+    if (have < n) { /* past the target's end: all different */
+        osink_differs(o, off + have, n - have);
+        n = have;
+    }
+    size_t cap = n < (1u << 20) ? (size_t)n : (1u << 20);
+    uint8_t *buf = cap > 0 ? malloc(cap) : NULL;
+    if (cap > 0 && buf == NULL) {
+        sp_err_set(e, SP_ERR_NOMEM, 0, "out of memory");
+        return -1;
+    }
+    for (uint64_t i = 0; i < n;) {
+        size_t m = n - i < cap ? (size_t)(n - i) : cap;
+        ssize_t r = pread(o->fd, buf, m, (off_t)(o->base + off + i));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0) { /* shorter than it said: the rest differs */
+                osink_differs(o, off + i, n - i);
+                break;
+            }
+            sp_err_set(e, SP_ERR_READ, errno, "read error at offset %llu",
+                       (unsigned long long)(off + i));
+            free(buf);
+            return -1;
+        }
+        m = (size_t)r;
+        /* runs of differing bytes, found a 4 KiB block at a time */
+        for (size_t b = 0; b < m;) {
+            size_t bl = m - b < SCAN_BLOCK ? m - b : SCAN_BLOCK;
+            bool same = p != NULL ? memcmp(buf + b, p + i + b, bl) == 0
+                                  : scan_is_zero(buf + b, bl);
+            if (same) {
+                b += bl;
+                continue;
+            }
+            for (size_t x = b; x < b + bl;) {
+                uint8_t want = p != NULL ? p[i + x] : 0;
+                if (buf[x] == want) {
+                    x++;
+                    continue;
+                }
+                size_t y = x + 1;
+                while (y < b + bl && buf[y] != (p != NULL ? p[i + y] : 0))
+                    y++;
+                osink_differs(o, off + i + x, y - x);
+                x = y;
+            }
+            b += bl;
+        }
+        i += m;
+    }
+    __atomic_add_fetch(&o->diff->compared, n, __ATOMIC_RELAXED);
+    free(buf);
+    return 0;
+}
+
 void osink_set_discard(struct osink *o, bool discard)
 {
     o->discard = discard && o->device;
+}
+
+static int osink_range_cmp(const void *a, const void *b)
+{
+    const struct sp_range *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Zeros against a regular file: its holes compare equal unread. */
+static int osink_cmp_zeros(const struct osink *o, uint64_t off, uint64_t n, struct sp_err *e)
+{
+    uint64_t end = off + n;
+    while (off < end) {
+        off_t d = lseek(o->fd, (off_t)(o->base + off), SEEK_DATA);
+        if (d < 0 && errno == ENXIO && off < o->cmp_size) { /* a hole to its end */
+            uint64_t stop = end < o->cmp_size ? end : o->cmp_size;
+            __atomic_add_fetch(&o->diff->compared, stop - off, __ATOMIC_RELAXED);
+            return osink_cmp(o, stop, NULL, end - stop, e);
+        }
+        if (d < 0 || (uint64_t)d < o->base) /* no holes here (or none known) */
+            return osink_cmp(o, off, NULL, end - off, e);
+        uint64_t ds = (uint64_t)d - o->base;
+        if (ds >= end) {
+            __atomic_add_fetch(&o->diff->compared, end - off, __ATOMIC_RELAXED);
+            return 0; /* a hole to the end */
+        }
+        __atomic_add_fetch(&o->diff->compared, ds > off ? ds - off : 0, __ATOMIC_RELAXED);
+        off_t h = lseek(o->fd, d, SEEK_HOLE);
+        uint64_t hs = h < 0 ? end : (uint64_t)h - o->base;
+        if (hs > end)
+            hs = end;
+        if (osink_cmp(o, ds > off ? ds : off, NULL, hs - (ds > off ? ds : off), e) != 0)
+            return -1;
+        off = hs;
+    }
+    return 0;
 }
 
 /* A write that failed: past a device's end, say so. */
@@ -289,6 +453,11 @@ static int osink_write_in(struct osink *o, const uint8_t *p, size_t n)
     o->pos += n;
     if (o->fd < 0 || n == 0)
         return 0;
+    if (o->compare) {
+        int r = osink_cmp(o, off, p, n, &o->err);
+        o->failed = r != 0;
+        return r;
+    }
     if (o->device && !o->sparse && n >= OSINK_ZPAGE && !atomic_load(&o->no_offload))
         return osink_split(o, off, p, n, osink_seq_dev_put, osink_seq_dev_zero, o);
     if (!o->sparse)
@@ -327,6 +496,12 @@ static int osink_zeros_in(struct osink *o, uint64_t n)
     if (o->fd < 0 && !o->failed) { /* testing: nothing to write */
         o->pos += n;
         return 0;
+    }
+    if (o->compare && !o->failed) {
+        int r = osink_cmp_zeros(o, o->pos, n, &o->err);
+        o->pos += n;
+        o->failed = r != 0;
+        return r;
     }
     if (o->device && !o->sparse) {
         int r = osink_zeros_dev(o, n);
@@ -379,6 +554,8 @@ int osink_pwrite(const struct osink *o, uint64_t off, const uint8_t *p, size_t n
 {
     if (o->fd < 0 || n == 0)
         return 0;
+    if (o->compare)
+        return osink_cmp(o, off, p, n, &acc->err);
     if (!o->sparse)
         return osink_praw(o, off, p, n, acc);
     struct osink_pos ps = {o, acc};
@@ -389,6 +566,8 @@ int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_a
 {
     if (o->fd < 0)
         return 0;
+    if (o->compare)
+        return osink_cmp_zeros(o, off, n, &acc->err);
     if (o->sparse) {
         /* Edges that are not whole blocks must be written. */
         size_t head = osink_head(o, off, n > SCAN_BLOCK ? SCAN_BLOCK : (size_t)n);
@@ -439,6 +618,21 @@ int osink_finish(struct osink *o, uint64_t total)
 {
     if (o->failed)
         return -1;
+    if (o->compare) {
+        struct osink_diff *d = o->diff;
+        qsort(d->r, d->n, sizeof *d->r, osink_range_cmp);
+        size_t m = 0; /* join what threads recorded apart */
+        for (size_t i = 0; i < d->n; i++) {
+            if (m > 0 && d->r[m - 1].off + d->r[m - 1].len == d->r[i].off)
+                d->r[m - 1].len += d->r[i].len;
+            else
+                d->r[m++] = d->r[i];
+        }
+        d->n = m;
+        if (d->nomem)
+            return osink_fail(o, ENOMEM, "out of memory for the differences");
+        return 0;
+    }
     if (o->sequential)
         total = o->pos; /* what was output */
     if (o->fd < 0)

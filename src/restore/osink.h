@@ -25,6 +25,9 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "range.h"
+
+#include <pthread.h>
 
 enum osink_sparse { OSINK_SPARSE_AUTO, OSINK_SPARSE_ALWAYS, OSINK_SPARSE_NEVER };
 
@@ -57,6 +60,22 @@ struct osink {
     uint64_t dev_size;  /* bytes from base to the device's end */
     _Atomic uint64_t offloaded; /* bytes zeroed by BLKZEROOUT or discard */
     _Atomic int no_offload;     /* the device refused both: plain writes */
+    /* --compare (osink_open_compare): nothing is written; every output byte
+     * is compared with the target's byte at the same offset (fd, read with
+     * pread; a regular file's holes are zeros without a read), and the
+     * ranges that differ are listed (bytes past the target's end differ). */
+    bool compare;
+    uint64_t cmp_size;          /* the target's size from base */
+    struct osink_diff *diff;
+};
+
+struct osink_diff {
+    pthread_mutex_t mu;
+    struct sp_range *r;         /* sorted once osink_finish() returns */
+    size_t n, cap;
+    uint64_t bytes;             /* sum of the ranges */
+    uint64_t compared;          /* bytes compared */
+    bool nomem;
 };
 
 /* Prepare fd (or -1 for nothing) for output.  AUTO is sparse for a regular
@@ -64,6 +83,13 @@ struct osink {
  * devices (the user says the device reads as zeros), never for a regular
  * file with bytes after its offset.  Returns 0 or -1. */
 int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *err);
+
+/* Compare instead of writing: the target open on fd (a file or device,
+ * read from offset 0).  The diff list is the sink's until osink_close(). */
+int osink_open_compare(struct osink *o, int fd, struct sp_err *err);
+
+/* Release what osink_open_compare() took. */
+void osink_close(struct osink *o);
 
 /* Zero device spans by discard where the device guarantees zeros (a
  * device only; call after osink_open). */

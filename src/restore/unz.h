@@ -15,9 +15,23 @@
  * and checks each member's trailer.  So reading, inflating, checking and
  * writing overlap, as in pigz.
  *
+ * Salvage (opts.salvage): damage does not stop the decode.  The output of
+ * a deflate block is trusted only once the next block header is a stored
+ * or dynamic one (or the member ends); when zlib fails, the output since
+ * the last trusted boundary is dropped, and decoding resumes at the next
+ * block that confirms (resync.h), its bytes that depend on the lost window
+ * written as zeros.  The lost bytes (the gap) are written as zeros when
+ * their number follows from the member's intact trailer and the input can
+ * be read ahead (a regular file or a device: the tail is counted first by
+ * a walk without output); otherwise the output goes on right after the
+ * bytes kept and is shifted from there.  doc/DESIGN.md, "Salvage without
+ * an index", says why.
+ *
  * Contract: never prints or exits; -1 with *err set on failure (SP_ERR_DATA
- * for invalid input, with gzip's wording).  The caller owns both descriptors
- * and the sink.
+ * for invalid input, with gzip's wording).  With salvage, -1 only for a
+ * read or write error, memory, or input that is not gzip at all (its first
+ * bytes: SP_ERR_FORMAT); damage is reported in the stats instead.  The
+ * caller owns both descriptors and the sink, and st->bad.
  */
 #ifndef SPIGZ_UNZ_H
 #define SPIGZ_UNZ_H
@@ -29,6 +43,7 @@
 #include "gzip.h"
 #include "osink.h"
 #include "progress.h"
+#include "range.h"
 
 struct unz_opts {
     unsigned threads;    /* CRC workers, >= 1 */
@@ -42,6 +57,8 @@ struct unz_opts {
      * are not counted again, so the counters never go back nor double. */
     struct sp_progress *progress;
     uint64_t prog_in_done, prog_out_done;
+    bool salvage;        /* --salvage: go on after damage (above); false:
+                            gzip's verdict, byte for byte */
 };
 
 struct unz_stats {
@@ -69,6 +86,28 @@ struct unz_stats {
                                 warns about them with -v) */
     bool have_header;        /* first is valid */
     struct gz_info first;    /* header of the first member */
+    /* Salvage only.  bad: the damaged ranges of the output (offsets in the
+     * decoded content), sorted, disjoint, not adjacent; malloc'd, NULL when
+     * nbad is 0, freed by the caller with free() whatever unz_run returned.
+     * A range whose end is unknown has len = UINT64_MAX - off: the input
+     * ended (cut, or no block found after damage) or the output is shifted
+     * from there.  Every byte of a damaged range reads as zeros in the
+     * output, but in three cases whose bytes cannot be: a member whose
+     * CRC-32 alone disagrees with its trailer (its whole range: the bytes
+     * as decoded, out before the trailer showed it), a member whose length
+     * disagrees (from its start to an unknown end: bytes went missing or
+     * came extra), and the shifted output (the data found after a gap of
+     * unknown length, all of it at unknown offsets).  A gap whose length
+     * was inferred is left out when the member's CRC-32 then matches the
+     * output with zeros in the gap: it held zeros. */
+    struct sp_range *bad;
+    size_t nbad;
+    bool shifted;            /* output from shifted_at on may sit at a wrong
+                                offset (a gap of unknown length); the range
+                                list then ends with [shifted_at, unknown) */
+    uint64_t shifted_at;
+    unsigned resyncs;        /* times decoding resumed after damage: at a
+                                block or a member found by a search */
 };
 
 int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,

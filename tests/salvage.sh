@@ -1,0 +1,173 @@
+#!/bin/bash
+# salvage.sh — damaged backups with an index (--salvage), and verifying a
+# backup against its disk (--compare).
+#
+# --salvage through the index: every data piece whose bytes are damaged is
+# restored as zeros at its place and listed (message, -v, --bad-map); every
+# other byte is the original's; status 1; the same output to a file, a
+# pipe, at -p1 and -p2.  A damaged zero piece's content is known (zeros).
+# Without --salvage the damage is an error and no output is left.
+#
+# --compare BACKUP TARGET: status 0 when the target holds the image, 1 with
+# the exact ranges that differ; a sparse target's holes are zeros; a target
+# past the image's end is not compared; a damaged backup is an error, never
+# "identical".
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/lib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need python3 cmp gzip ddrescuelog losetup truncate
+
+M=$((1024 * 1024))
+IMG=$T/img
+python3 - "$IMG" <<'EOF'
+import random, sys
+r = random.Random(11)
+M = 1 << 20
+d = bytearray(24 * M)
+d[0:6 * M] = r.randbytes(6 * M)          # pieces 0-5
+d[10 * M:12 * M] = r.randbytes(2 * M)    # pieces after a zero run
+d[23 * M + 9:24 * M] = r.randbytes(M - 9)
+open(sys.argv[1], "wb").write(d)
+EOF
+"$SPIGZ" -c "$IMG" > "$T/img.gz"
+
+# The pieces from the index, "k kind foff clen uoff ulen" each (tests/spz.py
+# reads FORMAT.md independently of spigz; foff is the piece's file offset).
+python3 "$srcdir/tests/spz.py" info "$T/img.gz" |
+    sed -n 's/^piece \([0-9]*\) \([a-z]*\) ulen=\([0-9]*\) clen=\([0-9]*\) foff=\([0-9]*\) uoff=\([0-9]*\)$/\1 \2 \5 \4 \6 \3/p' > "$T/pieces"
+[ -s "$T/pieces" ] || fail "tests/spz.py cannot list the pieces"
+
+# flip FILE OFFSET...: xor 0x5a into the bytes at those file offsets.
+flip() {
+    python3 - "$@" <<'EOF'
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+for o in sys.argv[2:]:
+    d[int(o)] ^= 0x5a
+open(p, "wb").write(d)
+EOF
+}
+# piece_at KIND N: "foff clen uoff ulen" of the N-th piece of that kind.
+piece_at() { awk -v k="$1" -v n="$2" '$2 == k { if (i++ == n) { print $3, $4, $5, $6; exit } }' "$T/pieces"; }
+
+# expect FILE RANGES: FILE is the image with RANGES (OFF+LEN,...) zeroed.
+expect() {
+    python3 - "$IMG" "$1" "$2" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for r in filter(None, sys.argv[3].split(",")):
+    a, n = (int(x) for x in r.split("+"))
+    d[a:a + n] = bytes(n)
+got = open(sys.argv[2], "rb").read()
+if got != bytes(d):
+    i = next((i for i in range(min(len(got), len(d))) if got[i] != d[i]), min(len(got), len(d)))
+    sys.exit(f"differs at {i} ({len(got)} vs {len(d)} bytes)")
+EOF
+}
+map_bad() {
+    python3 - "$1" <<'EOF'
+import sys
+out, first = [], True
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    f = line.split()
+    if first:
+        first = False
+        continue
+    if f[2] == "-":
+        out.append(f"{int(f[0], 16)}+{int(f[1], 16)}")
+print(",".join(out))
+EOF
+}
+
+section "damaged data pieces, through the index"
+read -r c1 l1 u1 n1 <<< "$(piece_at data 1)"
+read -r c2 l2 u2 n2 <<< "$(piece_at data 6)"
+cp "$T/img.gz" "$T/d.gz"
+flip "$T/d.gz" $((c1 + l1 / 2)) $((c2 + 3))
+WANT="$u1+$n1,$u2+$n2"
+"$SPIGZ" -d -o "$T/plain" "$T/d.gz" 2> /dev/null
+check "without --salvage: status 1, no output left" sh -c "[ $? -eq 1 ] && [ ! -e '$T/plain' ]"
+"$SPIGZ" -d --salvage -v --bad-map "$T/map" -o "$T/out" "$T/d.gz" 2> "$T/err"
+check "--salvage: status 1" test $? -eq 1
+check "--salvage: the output holds the image but for the damaged pieces, zeros" expect "$T/out" "$WANT"
+check "--salvage: the message counts them" grep -q "d.gz: $((n1 + n2)) bytes in 2 ranges damaged, restored as zeros (first at offset $u1)" "$T/err"
+check "--salvage -v: lists each range" sh -c "grep -q ': bad $u1+$n1' '$T/err' && grep -q ': bad $u2+$n2' '$T/err'"
+check "--salvage: the map's bad areas are the damaged pieces" test "$(map_bad "$T/map")" = "$WANT"
+check "--salvage: ddrescuelog reads the map" sh -c "ddrescuelog -t '$T/map' | grep -q 'bad-sector: *[0-9]'"
+"$SPIGZ" -dc --salvage -p1 "$T/d.gz" > "$T/out1" 2> /dev/null
+check "--salvage -p1 to a pipe: the same bytes" cmp -s "$T/out1" "$T/out"
+"$SPIGZ" -d --salvage -p2 --sparse=never -o "$T/out2" "$T/d.gz" 2> /dev/null
+check "--salvage, not sparse: the same bytes" cmp -s "$T/out2" "$T/out"
+"$SPIGZ" -t --salvage "$T/d.gz" 2> "$T/err"
+check "-t --salvage: status 1 and the same report" sh -c "[ $? -eq 1 ] && grep -q 'in 2 ranges damaged' '$T/err'"
+
+section "a damaged zero piece: its content is known"
+read -r cz lz uz nz <<< "$(piece_at zero 0)"
+cp "$T/img.gz" "$T/z.gz"
+flip "$T/z.gz" $((cz + lz / 2))
+"$SPIGZ" -d --salvage -o "$T/outz" "$T/z.gz" 2> "$T/err"
+check "--salvage: status 1 (the file is damaged)" test $? -eq 1
+check "--salvage: the image whole (the zero piece from the index)" cmp -s "$T/outz" "$IMG"
+check "--salvage: says a zero piece was restored from the index" grep -q "1 zero piece was damaged, restored from the index" "$T/err"
+
+section "the same damage and an intact file agree"
+"$SPIGZ" -d --salvage -o "$T/outok" "$T/img.gz" 2> "$T/err"
+check "--salvage of an intact file: status 0, the image, no message" \
+    sh -c "[ $? -eq 0 ] && cmp -s '$T/outok' '$IMG' && [ ! -s '$T/err' ]"
+
+section "--compare"
+"$SPIGZ" --compare "$T/img.gz" "$IMG" 2> "$T/err"
+check "identical: status 0, silent" sh -c "[ $? -eq 0 ] && [ ! -s '$T/err' ]"
+"$SPIGZ" --compare -v "$T/img.gz" "$IMG" 2> "$T/err"
+check "identical -v: says so" grep -q "img: identical to $T/img.gz (25165824 bytes)" "$T/err"
+cp --sparse=always "$IMG" "$T/sparse"
+"$SPIGZ" --compare "$T/img.gz" "$T/sparse"
+check "a sparse copy: identical" test $? -eq 0
+cp "$IMG" "$T/mod"
+python3 - "$T/mod" <<'EOF'
+import sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+d[3000000] ^= 1                     # in data
+d[8000000:8000010] = b"0123456789"  # in zeros
+d[11 * 1048576 + 5] ^= 0xff
+open(p, "wb").write(d)
+EOF
+"$SPIGZ" --compare -v --bad-map "$T/cmap" "$T/img.gz" "$T/mod" 2> "$T/err"
+check "modified: status 1" test $? -eq 1
+check "modified: the message counts the bytes and ranges" grep -q "mod: differs from $T/img.gz: 12 bytes in 3 ranges (first at 3000000, 8000000, 11534341)" "$T/err"
+check "modified -v: each range" sh -c "grep -q 'differs 8000000+10' '$T/err'"
+check "modified: the map marks them" test "$(map_bad "$T/cmap")" = "3000000+1,8000000+10,11534341+1"
+head -c $((20 * M)) "$IMG" > "$T/short"
+"$SPIGZ" --compare "$T/img.gz" "$T/short" 2> "$T/err"
+check "a shorter target: status 1, the missing end differs" \
+    sh -c "[ $? -eq 1 ] && grep -q 'differs from .*: $((4 * M)) bytes in 1 range (first at $((20 * M)))' '$T/err'"
+cp "$IMG" "$T/long"
+head -c 4096 /dev/urandom >> "$T/long"
+"$SPIGZ" --compare -v "$T/img.gz" "$T/long" 2> "$T/err"
+check "a longer target: status 0, the rest not compared" \
+    sh -c "[ $? -eq 0 ] && grep -q '4096 bytes past the image' '$T/err'"
+"$SPIGZ" --compare "$T/d.gz" "$IMG" 2> "$T/err"
+check "a damaged backup is an error, never identical" \
+    sh -c "[ $? -eq 1 ] && ! grep -q identical '$T/err' && grep -q 'd.gz' '$T/err'"
+gzip -c "$IMG" > "$T/foreign.gz"
+"$SPIGZ" --compare "$T/foreign.gz" "$T/mod" 2> "$T/err"
+check "a gzip file (sequential): the same differences" grep -q "differs from .*: 12 bytes in 3 ranges" "$T/err"
+"$SPIGZ" --compare "$T/foreign.gz" "$IMG"
+check "a gzip file: identical" test $? -eq 0
+if LOOPDEV=$(losetup --find --show "$T/mod" 2>/dev/null); then
+    "$SPIGZ" --compare "$T/img.gz" "$LOOPDEV" 2> "$T/err"
+    check "a device: the same differences" grep -q "differs from .*: 12 bytes in 3 ranges" "$T/err"
+    losetup -d "$LOOPDEV"
+    LOOPDEV=
+else
+    fail "cannot attach a loop device"
+fi
+"$SPIGZ" --compare "$T/img.gz" 2> "$T/err"
+check "--compare with one operand: usage error" sh -c "[ $? -eq 1 ] && grep -q 'compare takes a backup' '$T/err'"
+
+finish
