@@ -104,6 +104,13 @@ check "-l --bad-map writes the same bad areas" test "$(map_bad "$T/map2")" = "$B
 check "-l without -v says nothing of them" test ! -s "$T/err"
 "$SPIGZ" -t "$T/p2.gz"
 check "-t passes a rescued backup (its data is what was read)" test $? -eq 0
+"$SPIGZ" -d --bad-map "$T/map4" -o "$T/rest2" "$T/p2.gz" 2> "$T/err"
+check "-d of a rescued backup: status 0" test $? -eq 0
+check "-d says the backup lacks what it could not read" \
+    grep -q "p2.gz: 7168 bytes of the disk could not be read when this backup was made: zeros" "$T/err"
+check "-d --bad-map maps what the image lacks" test "$(map_bad "$T/map4")" = "$BADS"
+ddrescue -q -r1 "$IMG" "$T/rest2" "$T/map4" > /dev/null 2>&1
+check "restore, then ddrescue from the disk with that map: the disk's image" cmp -s "$T/rest2" "$IMG"
 
 section "determinism: -p1, and short reads"
 spig FAULT_EIO_FILE="$IMG" FAULT_EIO_RANGES="$BAD" -- --rescue -p1 -c "$IMG"

@@ -157,6 +157,11 @@ struct sp_range;
 bool cli_badmap_write(struct cli *c, const char *path, uint64_t total,
                       const struct sp_range *bad, size_t n, const char *what);
 
+/* The union of two range lists, sorted, overlaps and touching ranges
+ * joined: malloc'd (*n ranges), NULL when *n is 0 or out of memory. */
+struct sp_range *cli_ranges_union(const struct sp_range *a, size_t na, const struct sp_range *b,
+                                  size_t nb, size_t *n);
+
 /* "NAME: B bytes in N ranges WHAT (first at offset X)": a warning (status
  * 2) with warn, else a note shown only with -v; with -v each range too
  * ("NAME: bad OFF+LEN", 100 at most; -vv all).  Nothing when n is 0. */

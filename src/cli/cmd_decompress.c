@@ -142,14 +142,30 @@ static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats
         cli_msg("%s: the output from offset %llu on follows lost data of unknown length: "
                 "it may belong at a later offset", j->in_name,
                 (unsigned long long)st->shifted_at);
-    if (c->salvage && c->bad_map != NULL) {
+    if (st->nunread > 0 && !c->quiet) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < st->nunread; i++)
+            sum += st->unread[i].len;
+        cli_msg("%s: %llu bytes of the disk could not be read when this backup was made: "
+                "zeros (-l -v lists them)", j->in_name, (unsigned long long)sum);
+    }
+    if (c->bad_map != NULL && c->mode != MODE_COMPARE) {
+        /* what the image lacks: damaged here, or unread at the backup */
         char what[300];
-        snprintf(what, sizeof what, "%s --salvage: the damaged ranges of %.200s", cli_prog,
-                 j->in_name);
-        (void)cli_badmap_write(c, c->bad_map, st->out_bytes, st->bad, st->nbad, what);
+        snprintf(what, sizeof what, "%s -d: the ranges of %.200s that are damaged or were "
+                 "not read", cli_prog, j->in_name);
+        size_t n = 0;
+        struct sp_range *all = cli_ranges_union(st->bad, st->nbad, st->unread, st->nunread, &n);
+        if (all == NULL && n > 0)
+            cli_error(c, "%s: out of memory", c->bad_map);
+        else
+            (void)cli_badmap_write(c, c->bad_map, st->out_bytes, all, n, what);
+        free(all);
     }
     free(st->bad);
     st->bad = NULL;
+    free(st->unread);
+    st->unread = NULL;
 }
 
 /* Decompress j into the sink; prints errors and warnings.  0 or -1. */

@@ -595,6 +595,10 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     st->indexed = rc != 1;
     st->have_header = true;
     st->hdr = x->hdr;
+    if (rc == 0 && x->nbad > 0 && (st->unread = malloc(x->nbad * sizeof *st->unread)) != NULL) {
+        memcpy(st->unread, x->bad, x->nbad * sizeof *st->unread);
+        st->nunread = (size_t)x->nbad;
+    }
     return rc;
 }
 

@@ -76,6 +76,11 @@ struct dec_stats {
     bool shifted;
     uint64_t shifted_at;
     unsigned zero_repaired;
+    /* Through an index made with --rescue: the content's ranges that could
+     * not be read when the backup was made (zeros in it); malloc'd, the
+     * caller frees them. */
+    struct sp_range *unread;
+    size_t nunread;
 };
 
 /* --salvage.  Through the index (which passed its checks: its checksums
