@@ -170,6 +170,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dec_stats ds;
     CHECK(lseek(fd, 0, SEEK_SET) == 0);
     int drc = dec_run(fd, &o, &dopt, &ds, &err);
+    free(ds.bad);
+    free(ds.unread);
     if (drc != 0)
         check_kind(&err);
     /* Indexed only when the index loads; not indexed although it loads only
@@ -197,6 +199,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         dopt.range_len = len;
         CHECK(lseek(fd, 0, SEEK_SET) == 0);
         int rrc = dec_run(fd, &o, &dopt, &ds, &err);
+        free(ds.bad);
+        free(ds.unread);
         if (rrc != 0)
             check_kind(&err);
         CHECK(ds.indexed);

@@ -365,6 +365,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(lseek(fd, (off_t)base, SEEK_SET) == (off_t)base);
     memset(&err, 0, sizeof err);
     int lrc = dec_list(fd, 1, false, &l, &err);
+    free(l.bad);
     /* with an index, -l reads it alone; without one, it decodes the
      * whole file, as gzip -l does: it fails where the decode below fails */
     CHECK(lrc == 0 || lr == 0);
@@ -397,6 +398,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dec_stats ds;
     CHECK(lseek(fd, (off_t)base, SEEK_SET) == (off_t)base);
     int drc = dec_run(fd, &o, &dopt, &ds, &err);
+    free(ds.bad);
+    free(ds.unread);
     /* The index is used exactly when it loads, unless its pieces are too
      * large to hold or one of them disagrees with it; the decode is then
      * sequential, and says why when the index lied. */

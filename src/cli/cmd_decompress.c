@@ -210,6 +210,9 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);
         cli_stop_on(c, &err);
+        free(st->bad);
+        free(st->unread);
+        st->bad = st->unread = NULL;
         return -1;
     }
     if (st->trailing_garbage)
