@@ -13,6 +13,7 @@
 # Restore rows (wall time, median of 3, each ending with the data on the
 # device: spigz syncs it itself, dd with conv=fsync):
 #   spigz -d -o /dev/loopN          the index, pieces in parallel, BLKZEROOUT
+#   spigz -d --direct -o ...        data pages written with O_DIRECT
 #   spigz -d --discard -o ...       zero spans discarded (the loop device
 #                                   punches holes in its file)
 #   spigz -dc | dd bs=1M            the habit it replaces
@@ -76,6 +77,8 @@ for img in ext4-usr-dense mostly-empty; do
     cat "$gz" > /dev/null # the input cached, as in every row
     echo "== restore $img ($(stat -c %s "$gz") bytes compressed)" | tee -a "${out:-/dev/null}"
     report "spigz -d -o $loop" "$(med3 "$spigz" -d -p"$threads" -o "$loop" "$gz")"
+    cmp -s -n $((4 * G)) "$loop" "$dir/$img.img" || { echo "device-bench: restore differs" >&2; exit 1; }
+    report "spigz -d --direct -o $loop" "$(med3 "$spigz" -d --direct -p"$threads" -o "$loop" "$gz")"
     cmp -s -n $((4 * G)) "$loop" "$dir/$img.img" || { echo "device-bench: restore differs" >&2; exit 1; }
     report "spigz -d --discard -o $loop" "$(med3 "$spigz" -d --discard -p"$threads" -o "$loop" "$gz")"
     cmp -s -n $((4 * G)) "$loop" "$dir/$img.img" || { echo "device-bench: restore differs" >&2; exit 1; }

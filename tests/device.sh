@@ -81,6 +81,15 @@ for gz in img.gz ni.gz; do
     check "$gz: ... nothing was offloaded" grep -q ": 0 bytes zeroed by the device" "$T/err"
 done
 
+section "--direct: data written past the page cache"
+fill "$BIG" $((64 * M))
+"$SPIGZ" -d --direct -p2 -o "$BIG" "$T/img.gz"
+check "--direct: status 0" test $? -eq 0
+check "--direct: the device holds the image (aligned pages direct, the rest buffered)" \
+    same_prefix "$BIG" $((40 * M)) "$IMG"
+"$SPIGZ" -d --direct -o "$T/plainfile" "$T/img.gz" 2> "$T/err"
+check "--direct onto a file is an error" sh -c "grep -q 'direct is for block devices' '$T/err' && [ ! -e '$T/plainfile' ]"
+
 section "--discard: zero spans discarded where the device guarantees zeros"
 fill "$BIG" $((64 * M))
 sync

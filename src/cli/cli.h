@@ -44,6 +44,7 @@ struct cli {
     bool nocache;                /* --nocache: files too leave the page cache */
     bool salvage;                /* --salvage: restore what is intact */
     bool discard;                /* --discard: zero device spans by discard */
+    bool direct;                 /* --direct: write a device past the page cache */
     const char *compare_target;  /* --compare BACKUP TARGET: the second */
     bool stop;                   /* an error ended the run (cli_stop_on) */
     int verbose;

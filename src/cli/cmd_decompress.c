@@ -295,8 +295,17 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         cli_error(c, "%s: --discard is for block devices", out_path);
         ok = false;
     }
+    if (ok && c->direct && !o.device) {
+        cli_error(c, "%s: --direct is for block devices", out_path);
+        ok = false;
+    }
+    if (ok && c->direct && osink_set_direct(&o, &err) != 0) {
+        cli_error(c, "%s: %s", out_path, err.msg);
+        ok = false;
+    }
     osink_set_discard(&o, c->discard);
     ok = ok && cd_run(c, j, &o, &st) == 0;
+    osink_close(&o);
     if (ok && o.device && c->verbose > 1)
         cli_msg("%s: %llu bytes zeroed by the device (%s)", out_path,
                 (unsigned long long)atomic_load(&o.offloaded),

@@ -60,6 +60,7 @@ static void cli_help(void)
 "                       damaged ranges as zeros, listed (status 1)\n"
 "      --discard        decompress onto a device: zero spans by discard, where\n"
 "                       the device guarantees that discarded blocks read as zeros\n"
+"      --direct         decompress onto a device past the page cache (O_DIRECT)\n"
 "      --compare BACKUP TARGET  write nothing; compare the backup's content with\n"
 "                       a file or device: status 0 identical, 1 different\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
@@ -264,6 +265,7 @@ struct cli_long {
 #define KEY_SALVAGE 19
 #define KEY_DISCARD 20
 #define KEY_COMPARE 21
+#define KEY_DIRECT 22
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -287,6 +289,7 @@ static const struct cli_long cli_longs[] = {
     {"rescue", KEY_RESCUE, OPT_NONE}, {"bad-map", KEY_BAD_MAP, OPT_ARG},
     {"nocache", KEY_NOCACHE, OPT_NONE}, {"salvage", KEY_SALVAGE, OPT_NONE},
     {"discard", KEY_DISCARD, OPT_NONE}, {"compare", KEY_COMPARE, OPT_NONE},
+    {"direct", KEY_DIRECT, OPT_NONE},
 };
 
 /* The short options. */
@@ -380,6 +383,7 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_SALVAGE: c->salvage = true; break;
     case KEY_DISCARD: c->discard = true; break;
     case KEY_COMPARE: c->mode = MODE_COMPARE; break;
+    case KEY_DIRECT: c->direct = true; break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);
@@ -554,6 +558,8 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--salvage needs -d or -t");
     if (c->discard && c->mode != MODE_DECOMPRESS)
         cli_usage_error("--discard needs -d");
+    if (c->direct && c->mode != MODE_DECOMPRESS)
+        cli_usage_error("--direct needs -d");
     if (c->bad_map != NULL && c->mode == MODE_COMPRESS && !c->rescue)
         cli_usage_error("--bad-map needs --rescue when compressing");
     if (c->bad_map != NULL && (nfiles > (c->mode == MODE_COMPARE ? 2 : 1) || c->recursive))

@@ -336,6 +336,20 @@ static int dec_grow(uint8_t **p, size_t *cap, size_t need)
     return 0;
 }
 
+/* The same, page-aligned (for --direct); the old contents are not kept. */
+static int dec_grow_aligned(uint8_t **p, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return 0;
+    void *q;
+    if (posix_memalign(&q, 4096, need) != 0)
+        return -1;
+    free(*p);
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
 /* A data piece's compressed bytes, closed by an empty final block.  Zero
  * pieces are read by the worker that checks them. */
 static int dec_read_piece(struct dec_ctx *c, struct dec_item *it)
@@ -346,7 +360,7 @@ static int dec_read_piece(struct dec_ctx *c, struct dec_item *it)
         return 0;
     size_t clen = (size_t)dec_clen(x, it->k);
     if (dec_grow(&it->in, &it->in_cap, clen + 2) != 0 ||
-        dec_grow(&it->out, &it->out_cap, (size_t)dec_ulen(x, it->k)) != 0) {
+        dec_grow_aligned(&it->out, &it->out_cap, (size_t)dec_ulen(x, it->k)) != 0) {
         sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
         return -1;
     }

@@ -57,6 +57,7 @@ struct osink {
      * (fsync, BLKFLSBUF). */
     bool device;
     bool discard;
+    int dfd;            /* --direct: the device opened with O_DIRECT, or -1 */
     uint64_t dev_size;  /* bytes from base to the device's end */
     _Atomic uint64_t offloaded; /* bytes zeroed by BLKZEROOUT or discard */
     _Atomic int no_offload;     /* the device refused both: plain writes */
@@ -84,11 +85,18 @@ struct osink_diff {
  * file with bytes after its offset.  Returns 0 or -1. */
 int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *err);
 
+/* --direct (a device only; call after osink_open): positioned writes of
+ * whole aligned pages go past the page cache (O_DIRECT), so a restore does
+ * not fill it; the rest, and sequential writes, go through it as usual.
+ * 0, or -1 with *err set.  osink_close() releases the descriptor. */
+int osink_set_direct(struct osink *o, struct sp_err *err);
+
 /* Compare instead of writing: the target open on fd (a file or device,
  * read from offset 0).  The diff list is the sink's until osink_close(). */
 int osink_open_compare(struct osink *o, int fd, struct sp_err *err);
 
-/* Release what osink_open_compare() took. */
+/* Release what osink_open_compare() or osink_set_direct() took (harmless
+ * after a plain osink_open). */
 void osink_close(struct osink *o);
 
 /* Zero device spans by discard where the device guarantees zeros (a
