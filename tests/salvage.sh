@@ -114,6 +114,30 @@ check "--salvage: status 1 (the file is damaged)" test $? -eq 1
 check "--salvage: the image whole (the zero piece from the index)" cmp -s "$T/outz" "$IMG"
 check "--salvage: says a zero piece was restored from the index" grep -q "1 zero piece was damaged, restored from the index" "$T/err"
 
+section "a damaged trailer: the index checks every piece instead"
+cp "$T/img.gz" "$T/t.gz"
+python3 - "$T/t.gz" <<'EOF2'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+data_len = struct.unpack("<Q", d[-78 + 28:-78 + 36])[0]
+d[data_len - 7] ^= 0xff   # a byte of the data member's CRC-32
+open(sys.argv[1], "wb").write(d)
+EOF2
+"$SPIGZ" -d -o "$T/tplain" "$T/t.gz" 2> /dev/null
+check "without --salvage: status 1 (gzip's crc error), no output" sh -c "[ $? -eq 1 ] && [ ! -e '$T/tplain' ]"
+"$SPIGZ" -d --salvage -o "$T/tout" "$T/t.gz" 2> "$T/err"
+check "--salvage: status 1" test $? -eq 1
+check "--salvage: the whole image, every piece checked against the index" cmp -s "$T/tout" "$IMG"
+check "--salvage: says the trailer is damaged" grep -q "trailer is damaged: every piece was checked against the index" "$T/err"
+
+section "a damaged index: the data member decodes as any gzip file"
+read -r pay <<< "$(python3 "$srcdir/tests/spz.py" info "$T/img.gz" | sed -n 's/.*data_len=\([0-9]*\).*/\1/p')"
+cp "$T/img.gz" "$T/i.gz"
+flip "$T/i.gz" $((pay + 20))
+"$SPIGZ" -d --salvage -o "$T/iout" "$T/i.gz" 2> "$T/err"
+check "--salvage: the image, the index not used (status 2: a warning)" \
+    sh -c "[ $? -eq 2 ] && cmp -s '$T/iout' '$IMG' && grep -q 'index not used' '$T/err'"
+
 section "the same damage and an intact file agree"
 "$SPIGZ" -d --salvage -o "$T/outok" "$T/img.gz" 2> "$T/err"
 check "--salvage of an intact file: status 0, the image, no message" \

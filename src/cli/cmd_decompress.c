@@ -129,8 +129,11 @@ static double cd_list_ratio(const struct dec_list *l)
  * The output is kept: it holds everything that was intact. */
 static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats *st)
 {
-    if (st->nbad > 0 || st->zero_repaired > 0 || st->shifted)
+    if (st->nbad > 0 || st->zero_repaired > 0 || st->shifted || st->trailer_damaged)
         cli_status(c, EXIT_ERR);
+    if (st->trailer_damaged && !c->quiet)
+        cli_msg("%s: the data member's trailer is damaged: every piece was checked against "
+                "the index instead", j->in_name);
     if (st->zero_repaired > 0 && !c->quiet)
         cli_msg("%s: %u zero piece%s damaged, restored from the index (zeros)", j->in_name,
                 st->zero_repaired, st->zero_repaired == 1 ? " was" : "s were");

@@ -636,8 +636,23 @@ static int idx_reject(struct idx *x, const char *why, char *out, size_t n)
     return 0;
 }
 
+static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
+                       char *why, size_t whylen, struct sp_err *err, bool lenient);
+
 int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
              char *why, size_t whylen, struct sp_err *err)
+{
+    return idx_load_in(fd, base, file_size, x, why, whylen, err, false);
+}
+
+int idx_load_salvage(int fd, uint64_t base, uint64_t file_size, struct idx *x,
+                     char *why, size_t whylen, struct sp_err *err)
+{
+    return idx_load_in(fd, base, file_size, x, why, whylen, err, true);
+}
+
+static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
+                       char *why, size_t whylen, struct sp_err *err, bool lenient)
 {
     memset(x, 0, sizeof *x);
     why[0] = '\0';
@@ -676,9 +691,13 @@ int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
         return idx_reject(x, "fewer records than the footer says", why, whylen);
     if (s.coff != x->data_len - x->header_len - 10 || s.uoff != x->total)
         return idx_reject(x, "the pieces do not cover the data member", why, whylen);
-    if ((uint32_t)x->total != isize || s.crc != x->crc)
-        return idx_reject(x, "the pieces disagree with the data member's CRC-32 or size",
-                          why, whylen);
+    if ((uint32_t)x->total != isize || s.crc != x->crc) {
+        if (!lenient)
+            return idx_reject(x, "the pieces disagree with the data member's CRC-32 or size",
+                              why, whylen);
+        x->trailer_mismatch = true; /* the index's own CRCs vouch for it */
+        x->crc = s.crc;
+    }
     return 1;
 }
 

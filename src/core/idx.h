@@ -85,6 +85,7 @@ struct idx {
     struct sp_range *bad; /* ranges of the content that could not be read
                              when the backup was made (zeros), or NULL */
     uint64_t nbad;
+    bool trailer_mismatch; /* idx_load_salvage: the trailer disagrees */
 };
 
 /* Load the index of the spigz file open on fd, whose data member starts at
@@ -93,6 +94,14 @@ struct idx {
  * there is simply no footer), -1 on a read error (*err set). */
 int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
              char *why, size_t whylen, struct sp_err *err);
+
+/* --salvage: the same, but an index whose pieces' CRCs (and total) do not
+ * combine to the data member's trailer is taken all the same, with
+ * trailer_mismatch set: every other check passed, the index's own CRCs
+ * among them, so it is the trailer that is damaged, and each piece is still
+ * checked against its record when it is decoded. */
+int idx_load_salvage(int fd, uint64_t base, uint64_t file_size, struct idx *x,
+                     char *why, size_t whylen, struct sp_err *err);
 
 void idx_free(struct idx *x);
 

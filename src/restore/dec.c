@@ -620,14 +620,15 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
 
 /* Try the index of a seekable regular input.  1: loaded, 0: not usable. */
 static int dec_try_index(int fd, struct idx *x, uint64_t *end, char *warn, size_t wn,
-                         struct sp_err *err)
+                         struct sp_err *err, bool salvage)
 {
     struct stat s;
     off_t here = lseek(fd, 0, SEEK_CUR);
     if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode) || here < 0 || here > s.st_size)
         return 0;
     *end = (uint64_t)s.st_size;
-    return idx_load(fd, (uint64_t)here, (uint64_t)s.st_size, x, warn, wn, err);
+    return (salvage ? idx_load_salvage : idx_load)(fd, (uint64_t)here, (uint64_t)s.st_size, x,
+                                                   warn, wn, err);
 }
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
@@ -637,7 +638,9 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     struct idx x;
     uint64_t end = 0;
     int r = o->use_index ? dec_try_index(in_fd, &x, &end, st->index_warning,
-                                         sizeof st->index_warning, err) : 0;
+                                         sizeof st->index_warning, err, o->salvage) : 0;
+    if (r == 1 && x.trailer_mismatch)
+        st->trailer_damaged = true;
     if (r < 0)
         return -1;
     if (r == 1 && (x.max_ulen > DEC_PIECE_LIMIT || x.max_clen > DEC_PIECE_LIMIT)) {
@@ -772,7 +775,8 @@ int dec_list(int in_fd, unsigned threads, bool lenient_end, struct dec_list *l,
     memset(l, 0, sizeof *l);
     struct idx x;
     uint64_t end = 0;
-    int r = dec_try_index(in_fd, &x, &end, l->index_warning, sizeof l->index_warning, err);
+    int r = dec_try_index(in_fd, &x, &end, l->index_warning, sizeof l->index_warning, err,
+                          false);
     if (r < 0)
         return -1;
     if (r == 0)

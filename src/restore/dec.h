@@ -76,6 +76,9 @@ struct dec_stats {
     bool shifted;
     uint64_t shifted_at;
     unsigned zero_repaired;
+    bool trailer_damaged;    /* the data member's CRC-32 or ISIZE is not what
+                                the index's pieces add up to: decoded through
+                                the index all the same, each piece checked */
     /* Through an index made with --rescue: the content's ranges that could
      * not be read when the backup was made (zeros in it); malloc'd, the
      * caller frees them. */
