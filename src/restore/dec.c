@@ -491,6 +491,8 @@ static int dec_damage_collect(struct dec_ctx *c, unsigned n, struct dec_stats *s
         return -1;
     size_t k = 0;
     for (unsigned i = 0; i < n; i++) {
+        if (c->dmg[i].n == 0)
+            continue; /* its list may be NULL */
         memcpy(r + k, c->dmg[i].r, c->dmg[i].n * sizeof *r);
         k += c->dmg[i].n;
     }

@@ -671,7 +671,8 @@ int osink_finish(struct osink *o, uint64_t total)
         return -1;
     if (o->compare) {
         struct osink_diff *d = o->diff;
-        qsort(d->r, d->n, sizeof *d->r, osink_range_cmp);
+        if (d->n > 1)
+            qsort(d->r, d->n, sizeof *d->r, osink_range_cmp);
         size_t m = 0; /* join what threads recorded apart */
         for (size_t i = 0; i < d->n; i++) {
             if (m > 0 && d->r[m - 1].off + d->r[m - 1].len == d->r[i].off)
