@@ -261,8 +261,38 @@ static uint32_t payload_crc(const uint8_t *t, size_t n)
     return crc;
 }
 
+/* A seed whose index lists bad ranges (--rescue, footer flag 1): variant
+ * v's tail with one more index member holding the list, the flag set; the
+ * harness's fix-ups (flags 0x1c) recompute the sizes and CRCs. */
+static void dump_bad_seed(const char *dir, int v)
+{
+    const struct bytes *t = &V[v].tail;
+    /* 2 ranges: [0, 1) and, a gap of 3 later, [4, 5) (LEB128 values) */
+    static const uint8_t list[] = {2, 0, 1, 3, 1};
+    uint8_t m[16 + sizeof list + 10] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff,
+                                        sizeof list + 4, 0, 'S', 'I', sizeof list, 0};
+    memcpy(m + 16, list, sizeof list);
+    memset(m + 16 + sizeof list, 0, 10);
+    m[16 + sizeof list] = 3;
+    uint8_t foot[IDX_FOOTER_LEN];
+    memcpy(foot, t->p + t->n - IDX_FOOTER_LEN, IDX_FOOTER_LEN);
+    foot[17] = 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index-v%d-bad-f1c", dir, v);
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp != NULL);
+    uint8_t b = (uint8_t)(0x1c | v);
+    CHECK(fwrite(&b, 1, 1, fp) == 1);
+    CHECK(fwrite(t->p, 1, t->n - IDX_FOOTER_LEN, fp) == t->n - IDX_FOOTER_LEN);
+    CHECK(fwrite(m, 1, sizeof m, fp) == sizeof m);
+    CHECK(fwrite(foot, 1, sizeof foot, fp) == sizeof foot);
+    CHECK(fclose(fp) == 0);
+}
+
 static void dump_seeds(const char *dir)
 {
+    dump_bad_seed(dir, 0);
+    dump_bad_seed(dir, 2);
     static const uint8_t flags[] = {0x00, 0x1c, 0x3c, 0x5c};
     for (int v = 0; v < 4; v++)
         for (size_t f = 0; f < sizeof flags; f++) {
