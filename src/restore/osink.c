@@ -78,6 +78,7 @@ int osink_open_compare(struct osink *o, int fd, struct sp_err *err)
     if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
         o->cmp_size = bytes;
 #endif
+    o->cmp_device = S_ISBLK(st.st_mode);
     o->diff = calloc(1, sizeof *o->diff);
     if (o->diff == NULL) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
@@ -160,6 +161,10 @@ static int osink_cmp(const struct osink *o, uint64_t off, const uint8_t *p, uint
             return -1;
         }
         m = (size_t)r;
+#ifdef HAVE_POSIX_FADVISE
+        if (o->cmp_device) /* a device's pages are not kept (as the reader's) */
+            (void)posix_fadvise(o->fd, (off_t)(o->base + off + i), (off_t)m, POSIX_FADV_DONTNEED);
+#endif
         /* runs of differing bytes, found a 4 KiB block at a time */
         for (size_t b = 0; b < m;) {
             size_t bl = m - b < SCAN_BLOCK ? m - b : SCAN_BLOCK;

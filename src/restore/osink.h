@@ -67,6 +67,7 @@ struct osink {
      * ranges that differ are listed (bytes past the target's end differ). */
     bool compare;
     uint64_t cmp_size;          /* the target's size from base */
+    bool cmp_device;            /* a device: what was read leaves the page cache */
     struct osink_diff *diff;
 };
 
