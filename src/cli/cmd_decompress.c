@@ -129,8 +129,16 @@ static double cd_list_ratio(const struct dec_list *l)
  * The output is kept: it holds everything that was intact. */
 static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats *st)
 {
-    if (st->nbad > 0 || st->zero_repaired > 0 || st->shifted || st->trailer_damaged)
+    if (st->nbad > 0 || st->zero_repaired > 0 || st->shifted || st->trailer_damaged ||
+        st->unverified > 0 || st->repaired > 0)
         cli_status(c, EXIT_ERR);
+    if (st->repaired > 0 && !c->quiet)
+        cli_msg("%s: damaged, but the CRC-32 confirms the output as written: nothing is "
+                "missing", j->in_name);
+    if (st->unverified > 0 && !c->quiet)
+        cli_msg("%s: %u member%s could not be checked after the damage: bytes outside the "
+                "listed ranges may be wrong too", j->in_name, st->unverified,
+                st->unverified == 1 ? "" : "s");
     if (st->trailer_damaged && !c->quiet)
         cli_msg("%s: the data member's trailer is damaged: every piece was checked against "
                 "the index instead", j->in_name);
@@ -138,7 +146,9 @@ static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats
         cli_msg("%s: %u zero piece%s damaged, restored from the index (zeros)", j->in_name,
                 st->zero_repaired, st->zero_repaired == 1 ? " was" : "s were");
     cli_bad_report(c, j->in_name, st->bad, st->nbad,
-                   "damaged, restored as zeros", true);
+                   st->indexed ? "damaged, restored as zeros"
+                               : "damaged (zeros where bytes were lost; as decoded where only "
+                                 "a CRC-32 disagrees)", true);
     if (st->nbad > 0)
         cli_status(c, EXIT_ERR);
     if (st->shifted && !c->quiet)

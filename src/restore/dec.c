@@ -707,6 +707,8 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     st->nbad = us.nbad;
     st->shifted = us.shifted;
     st->shifted_at = us.shifted_at;
+    st->unverified = us.unverified;
+    st->repaired = us.repaired;
     st->in_bytes = us.in_bytes;
     st->out_bytes = us.out_bytes;
     st->trailing_garbage = us.trailing_garbage;

@@ -76,6 +76,7 @@ struct dec_stats {
     bool shifted;
     uint64_t shifted_at;
     unsigned zero_repaired;
+    unsigned unverified, repaired; /* sequential salvage: see unz.h */
     bool trailer_damaged;    /* the data member's CRC-32 or ISIZE is not what
                                 the index's pieces add up to: decoded through
                                 the index all the same, each piece checked */

@@ -24,8 +24,11 @@
  * their number follows from the member's intact trailer and the input can
  * be read ahead (a regular file or a device: the tail is counted first by
  * a walk without output); otherwise the output goes on right after the
- * bytes kept and is shifted from there.  doc/DESIGN.md, "Salvage without
- * an index", says why.
+ * bytes kept and is shifted from there.  Damage that decodes without a
+ * zlib error but to a wrong length is found in spigz and pigz files by
+ * their pieces' 4 KiB grid (the piece is then dropped, as after an error);
+ * damage that keeps the length shows in the CRC-32 only: the member is
+ * listed whole.  doc/DESIGN.md, "Salvage without an index", says why.
  *
  * Contract: never prints or exits; -1 with *err set on failure (SP_ERR_DATA
  * for invalid input, with gzip's wording).  With salvage, -1 only for a
@@ -108,6 +111,16 @@ struct unz_stats {
     uint64_t shifted_at;
     unsigned resyncs;        /* times decoding resumed after damage: at a
                                 block or a member found by a search */
+    unsigned unverified;     /* members with damage whose output no CRC-32
+                                confirms (the gap held data, its length is
+                                unknown, or the trailer is lost): damage that
+                                decoded without a zlib error, a few wrong
+                                bytes, would go unseen there */
+    unsigned repaired;       /* members with damage whose output the CRC-32
+                                then confirmed as written (gaps that held
+                                zeros, a last piece whose length ISIZE
+                                fixed): nothing listed, but the input was
+                                damaged */
 };
 
 int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
