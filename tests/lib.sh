@@ -27,3 +27,22 @@ finish() {
     echo "$(basename "$0"): $CHECKS checks, $FAILS failed"
     [ "$FAILS" -eq 0 ]
 }
+
+# map_bad MAP: the bad ('-') areas of a GNU ddrescue mapfile as
+# OFF+LEN,... (decimal), in file order (--bad-map's output).
+map_bad() {
+    python3 - "$1" <<'EOF'
+import sys
+out, first = [], True
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    f = line.split()
+    if first:          # the status line: current_pos current_status [pass]
+        first = False
+        continue
+    if f[2] == "-":
+        out.append(f"{int(f[0], 16)}+{int(f[1], 16)}")
+print(",".join(out))
+EOF
+}

@@ -54,23 +54,6 @@ if got != bytes(d):
 EOF
 }
 
-# map_bad MAP: the '-' lines of a ddrescue mapfile as OFF+LEN,... (decimal).
-map_bad() {
-    python3 - "$1" <<'EOF'
-import sys
-out, first = [], True
-for line in open(sys.argv[1]):
-    if line.startswith("#") or not line.strip():
-        continue
-    f = line.split()
-    if first:          # the status line: current_pos current_status [pass]
-        first = False
-        continue
-    if f[2] == "-":
-        out.append(f"{int(f[0], 16)}+{int(f[1], 16)}")
-print(",".join(out))
-EOF
-}
 
 BAD="$((M + 512))+512,$((3 * M - 700))+1400,$((6 * M))+4096,$((11 * M + 77))+1"
 # the same, as whole sectors of 512 bytes, merged where they touch

@@ -66,22 +66,6 @@ if got != bytes(d):
     sys.exit(f"differs at {i} ({len(got)} vs {len(d)} bytes)")
 EOF
 }
-map_bad() {
-    python3 - "$1" <<'EOF'
-import sys
-out, first = [], True
-for line in open(sys.argv[1]):
-    if line.startswith("#") or not line.strip():
-        continue
-    f = line.split()
-    if first:
-        first = False
-        continue
-    if f[2] == "-":
-        out.append(f"{int(f[0], 16)}+{int(f[1], 16)}")
-print(",".join(out))
-EOF
-}
 
 section "damaged data pieces, through the index"
 read -r c1 l1 u1 n1 <<< "$(piece_at data 1)"
