@@ -658,4 +658,20 @@ check "-d -o INPUT INPUT: exit 1" [ "$RC" -eq 1 ]
 check "-d -o INPUT INPUT: says so" grep -q "self.gz: input and output are the same file" "$T/err"
 check "-d -o INPUT INPUT: input intact" cmp -s "$W/self.gz" "$T/self.gz.ref"
 
+# Pipes at pipe speed: the buffer of a pipe spigz reads or writes is raised
+# to 1 MiB (pipe.h), compressing and decompressing; the bytes are the same
+# as from and to files (the determinism checks above).
+need strace
+max=$(cat /proc/sys/fs/pipe-max-size)
+want=$((max < 1048576 ? max : 1048576))
+head -c 3000000 /dev/urandom > "$T/pz"
+cat "$T/pz" | strace -f -e trace=fcntl -o "$T/st" "$SPIGZ" -n -c | cat > "$T/pz.gz"
+check "compress: stdin's pipe buffer raised to $want" grep -q "fcntl(0, F_SETPIPE_SZ, $want)" "$T/st"
+check "compress: stdout's pipe buffer raised to $want" grep -q "fcntl(1, F_SETPIPE_SZ, $want)" "$T/st"
+"$SPIGZ" -n -c < "$T/pz" > "$T/pz.file.gz"
+check "compress: the same bytes through pipes as between files" cmp -s "$T/pz.gz" "$T/pz.file.gz"
+cat "$T/pz.gz" | strace -f -e trace=fcntl -o "$T/st" "$SPIGZ" -dc | cat > "$T/pz.out"
+check "decompress: both pipes raised" sh -c "grep -q 'fcntl(0, F_SETPIPE_SZ, $want)' '$T/st' && grep -q 'fcntl(1, F_SETPIPE_SZ, $want)' '$T/st'"
+check "decompress through pipes: the input" cmp -s "$T/pz.out" "$T/pz"
+
 finish

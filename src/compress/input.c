@@ -1,6 +1,7 @@
 /* input.c — see input.h. */
 #include "config.h"
 #include "input.h"
+#include "pipe.h"
 #include "scan.h"
 
 #include <errno.h>
@@ -54,6 +55,9 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
     in->nocache = in->kind == IN_BLK;
+    /* A pipe (`dd | spigz`, `cat image | spigz`): a buffer as large as a
+     * window, so a window fills in a few reads (pipe.h). */
+    sp_pipe_widen(fd, wsize);
     return 0;
 }
 

@@ -1,5 +1,7 @@
 /* out.c — see out.h. */
+#include "config.h"
 #include "out.h"
+#include "pipe.h"
 
 #include <errno.h>
 #include <string.h>
@@ -14,6 +16,7 @@ void out_init(struct out *o, int fd)
     o->n = 0;
     o->failed = 0;
     memset(&o->err, 0, sizeof o->err);
+    sp_pipe_widen(fd, 1u << 20); /* `spigz -c | ssh ...`: pipe.h */
 }
 
 static int out_raw(struct out *o, const uint8_t *p, size_t n)

@@ -1,6 +1,7 @@
 /* osink.c — see osink.h. */
 #define _GNU_SOURCE /* fallocate */
 #include "osink.h"
+#include "pipe.h"
 #include "scan.h"
 
 #include "config.h"
@@ -33,6 +34,7 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
     o->dfd = -1;
     if (fd < 0)
         return 0;
+    sp_pipe_widen(fd, 1u << 20); /* `spigz -dc | dd`: pipe.h */
     struct stat st;
     if (fstat(fd, &st) != 0) {
         sp_err_set(err, SP_ERR_WRITE, errno, "cannot stat output");

@@ -1,5 +1,7 @@
 /* unz.c — see unz.h. */
+#include "config.h"
 #include "unz.h"
+#include "pipe.h"
 #include "unz_int.h"
 #include "crcz.h"
 #include "engine.h"
@@ -691,6 +693,7 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
     struct unz_ctx *c = calloc(1, sizeof *c);
     size_t cap = o->salvage ? SV_IN : UNZ_IN;
     struct ibuf b = {.fd = in_fd, .buf = malloc(cap), .cap = cap};
+    sp_pipe_widen(in_fd, 1u << 20); /* `cat x.gz | spigz -d`: pipe.h */
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     int rc = -1;
