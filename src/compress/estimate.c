@@ -18,6 +18,7 @@
 #include "zrun.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -575,6 +576,10 @@ static int est_pread(struct est *e, uint64_t off, size_t len, uint8_t *buf)
         got += (size_t)r;
     }
     e->r->read_bytes += len;
+#ifdef HAVE_POSIX_FADVISE
+    if (e->in.nocache) /* a device: its pages are not kept (input.h) */
+        (void)posix_fadvise(e->in.fd, (off_t)(e->in.base + off), (off_t)len, POSIX_FADV_DONTNEED);
+#endif
     if (e->in.nzr > 0)
         in_mask_zero_ranges(&e->in, off, buf, len);
     return 0;
