@@ -328,7 +328,11 @@ for p in 1 2; do
     rc_is "closed pipe with SIGPIPE ignored (-p $p)" 1
     err_has "closed pipe with SIGPIPE ignored (-p $p)" "Broken pipe"
 done
-(trap '' PIPE; head -c $((100 * M)) /dev/zero | timeout 60 "$SPIGZ" -c --zero-run 1024) 2> "$T/err" | head -c 10 > /dev/null
+# (random data after the zeros: the output must outgrow any pipe buffer,
+# spigz's own 1 MiB one included, or it could all be written before head
+# exits, and then there is no error to report)
+(trap '' PIPE; { head -c $((100 * M)) /dev/zero; head -c $((8 * M)) /dev/urandom; } |
+    timeout 60 "$SPIGZ" -c --zero-run 1024) 2> "$T/err" | head -c 10 > /dev/null
 st=("${PIPESTATUS[@]}")
 RC=${st[0]} CMD="head -c 100M /dev/zero | spigz -c | head -c 10 (SIGPIPE ignored)"
 # The status of the pipeline's subshell is spigz's (timeout's).
