@@ -118,7 +118,6 @@ static ssize_t rsc_sector(struct rsc *r, uint8_t *buf, size_t n, uint64_t off, b
     int e = EIO;
     for (int t = 0; t < RSC_TRIES; t++) {
         ssize_t k;
-        r->reads++;
         bool aligned = at % r->sector == 0;
         if (r->dfd >= 0 && aligned) {
             k = rsc_pread(r->dfd, r->bounce, r->sector, at);
@@ -169,7 +168,6 @@ static ssize_t rsc_split(struct rsc *r, uint8_t *buf, size_t n, uint64_t off, st
         uint8_t *p = half == 0 ? buf : buf + a;
         size_t len = half == 0 ? a : n - a;
         uint64_t o = half == 0 ? off : off + a;
-        r->reads++;
         ssize_t k = rsc_pread(r->fd, p, len, r->base + o);
         if (k < 0 && !rsc_media_error(errno)) {
             sp_err_set(err, SP_ERR_READ, errno, "read error at offset %llu",

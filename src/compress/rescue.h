@@ -54,7 +54,6 @@ struct rsc {
     struct sp_range *bad;
     size_t nbad, cap;
     uint64_t bad_bytes;  /* sum of the bad ranges' lengths */
-    uint64_t reads;      /* reads made after a failure (for the tests) */
     struct sp_progress *progress; /* PROG_BAD advances by each bad sector */
 };
 
