@@ -98,12 +98,6 @@ void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad,
         cli_msg("%s: ... %zu more (-vv lists all, --bad-map writes them)", name, n - shown);
 }
 
-static int cb_cmp(const void *a, const void *b)
-{
-    const struct sp_range *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 struct sp_range *cli_ranges_union(const struct sp_range *a, size_t na, const struct sp_range *b,
                                   size_t nb, size_t *n)
 {
@@ -117,17 +111,6 @@ struct sp_range *cli_ranges_union(const struct sp_range *a, size_t na, const str
         memcpy(r, a, na * sizeof *r);
     if (nb > 0)
         memcpy(r + na, b, nb * sizeof *r);
-    qsort(r, *n, sizeof *r, cb_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < *n; i++) {
-        uint64_t end = r[i].len > UINT64_MAX - r[i].off ? UINT64_MAX : r[i].off + r[i].len;
-        if (m > 0 && r[i].off <= r[m - 1].off + r[m - 1].len) {
-            if (end > r[m - 1].off + r[m - 1].len)
-                r[m - 1].len = end - r[m - 1].off;
-        } else {
-            r[m++] = r[i];
-        }
-    }
-    *n = m;
+    *n = sp_ranges_normalize(r, *n);
     return r;
 }

@@ -4,10 +4,17 @@
 #ifndef SPIGZ_RANGE_H
 #define SPIGZ_RANGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sp_range {
     uint64_t off, len;
 };
+
+/* Sort r[0..n) by offset and join the ranges that overlap or touch, in
+ * place; returns how many are left.  Any thread, on its own list; r may be
+ * NULL when n is 0.  For lists gathered from several places (workers, the
+ * salvage's producer and writer, two lists' union). */
+size_t sp_ranges_normalize(struct sp_range *r, size_t n);
 
 #endif

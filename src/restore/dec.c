@@ -469,12 +469,6 @@ static void dec_workers_free(struct dec_ctx *c, unsigned n)
     free(c->ord.vring);
 }
 
-static int dec_range_cmp(const void *a, const void *b)
-{
-    const struct sp_range *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* The workers' damaged pieces, as one sorted list with touching ranges
  * joined, into st.  0, or -1 out of memory. */
 static int dec_damage_collect(struct dec_ctx *c, unsigned n, struct dec_stats *st)
@@ -496,16 +490,8 @@ static int dec_damage_collect(struct dec_ctx *c, unsigned n, struct dec_stats *s
         memcpy(r + k, c->dmg[i].r, c->dmg[i].n * sizeof *r);
         k += c->dmg[i].n;
     }
-    qsort(r, total, sizeof *r, dec_range_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < total; i++) {
-        if (m > 0 && r[m - 1].off + r[m - 1].len == r[i].off)
-            r[m - 1].len += r[i].len;
-        else
-            r[m++] = r[i];
-    }
     st->bad = r;
-    st->nbad = m;
+    st->nbad = sp_ranges_normalize(r, total);
     return 0;
 }
 

@@ -216,12 +216,6 @@ int osink_set_direct(struct osink *o, struct sp_err *err)
     return 0;
 }
 
-static int osink_range_cmp(const void *a, const void *b)
-{
-    const struct sp_range *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* Zeros against a regular file: its holes compare equal unread. */
 static int osink_cmp_zeros(const struct osink *o, uint64_t off, uint64_t n, struct sp_err *e)
 {
@@ -678,16 +672,7 @@ int osink_finish(struct osink *o, uint64_t total)
         return -1;
     if (o->compare) {
         struct osink_diff *d = o->diff;
-        if (d->n > 1)
-            qsort(d->r, d->n, sizeof *d->r, osink_range_cmp);
-        size_t m = 0; /* join what threads recorded apart */
-        for (size_t i = 0; i < d->n; i++) {
-            if (m > 0 && d->r[m - 1].off + d->r[m - 1].len == d->r[i].off)
-                d->r[m - 1].len += d->r[i].len;
-            else
-                d->r[m++] = d->r[i];
-        }
-        d->n = m;
+        d->n = sp_ranges_normalize(d->r, d->n); /* join what threads recorded apart */
         if (d->nomem)
             return osink_fail(o, ENOMEM, "out of memory for the differences");
         return 0;

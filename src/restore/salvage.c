@@ -825,12 +825,6 @@ int sv_fallback(struct unz_ctx *c)
     return sv_unknown(c, c->pout, false);
 }
 
-static int sv_range_cmp(const void *a, const void *b)
-{
-    const struct sp_range *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* The producer's ranges (less those inside members whose trailer then
  * agreed) and the writer's, sorted and merged, into st. */
 int sv_finish(struct unz_ctx *c, struct unz_stats *st)
@@ -852,17 +846,7 @@ int sv_finish(struct unz_ctx *c, struct unz_stats *st)
     if (c->wbad.n > 0)
         memcpy(all + n, c->wbad.r, c->wbad.n * sizeof *all);
     n += c->wbad.n;
-    qsort(all, n, sizeof *all, sv_range_cmp);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m > 0 && all[i].off <= all[m - 1].off + all[m - 1].len) {
-            uint64_t end = all[i].off + all[i].len;
-            if (end > all[m - 1].off + all[m - 1].len)
-                all[m - 1].len = end - all[m - 1].off;
-        } else {
-            all[m++] = all[i];
-        }
-    }
+    size_t m = sp_ranges_normalize(all, n);
     if (m == 0) {
         free(all);
         all = NULL;
