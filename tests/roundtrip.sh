@@ -486,7 +486,7 @@ for p in 1 2 3 4 5 6 7 8; do
     [ "$p" -gt 1 ] && same "-p $p vs -p 1" "$T/p1.gz" "$T/p$p.gz"
 done
 rt "-p 8 output" "$T/p8.gz" "$T/in/pmix"
-for lv in 1 "$MAXLV"; do
+for lv in 1 2 3 "$MAXLV"; do
     z "$T/l$lv-p1.gz" -c "-$lv" -p 1 "$T/in/pmix" || continue
     for p in 3 8; do
         z "$T/l$lv-p$p.gz" -c "-$lv" -p "$p" "$T/in/pmix" &&

@@ -38,7 +38,8 @@ static void cli_help(void)
 "  -f, --force          overwrite outputs; compress links and files with links;\n"
 "                       with -dc, copy data that is not gzip unchanged\n"
 "  -0 ... -9            compression level (default 6); -10 ... -12 with\n"
-"                       libdeflate; --fast is -1, --best is -9\n"
+"                       libdeflate; --fast is -1, --best is -9; -V shows\n"
+"                       which library makes each level\n"
 "  -p, --processes N    threads (default: online CPUs)\n"
 "  -b, --blocksize KiB  data chunk size in KiB (default 1024)\n"
 "      --zero-run KiB   shortest zero run coded as a zero run (default %u)\n"
@@ -101,10 +102,14 @@ static void cli_version(void)
            "Copyright (C) 2026 the spigz authors.\n"
            "This is free software under the zlib license (%s -L shows it).\n"
            "There is NO WARRANTY, to the extent permitted by law.\n"
-           "data engine: %s; zlib %s\n"
-           "--free=zero: %s\n",
-           PACKAGE_NAME, PACKAGE_VERSION, cli_prog, eng_name(), zlibVersion(),
-           lay_filesystems());
+           "engines: %s; zlib %s\n",
+           PACKAGE_NAME, PACKAGE_VERSION, cli_prog, eng_name(), zlibVersion());
+    /* Which library makes each level's pieces (engine.h). */
+    for (int l = 0; l <= eng_max_level(); l++) {
+        const char *d = eng_level_desc(l);
+        printf("  level %2d: %s\n", l, d != NULL ? d : "not in this build (no ISA-L)");
+    }
+    printf("--free=zero: %s\n", lay_filesystems());
 }
 
 static void cli_license(void)
@@ -538,6 +543,11 @@ static void cli_validate(struct cli *c, int nfiles)
     c->zmin_kib = (c->zmin_kib + 3) & ~(uint64_t)3;
     if (c->suffix[0] == '\0' || strchr(c->suffix, '/') != NULL)
         cli_usage_error("invalid suffix '%s'", c->suffix);
+    /* Only compression makes pieces; a build without ISA-L has no -1, -2
+     * (engine.h) and says so rather than give other bytes under their names. */
+    if ((c->mode == MODE_COMPRESS || c->mode == MODE_ESTIMATE) && eng_level_desc(c->level) == NULL)
+        cli_usage_error("level %d is made by ISA-L, which this %s was built without "
+                        "(configure --without-isal): use -3 or above", c->level, cli_prog);
     if (c->output != NULL && (c->to_stdout || nfiles > 1 || c->recursive))
         cli_usage_error("-o takes one input and excludes -c");
     if (c->output != NULL && (c->mode == MODE_TEST || c->mode == MODE_LIST))

@@ -1,4 +1,6 @@
-/* engine.c — see engine.h. */
+/* engine.c — see engine.h.  Three backends behind one struct: ISA-L's
+ * stateless deflate (levels 1, 2), libdeflate (0, 3..12) and zlib (every
+ * level but 1 and 2 in a build without libdeflate). */
 #include "config.h"
 #include "engine.h"
 #include "splice.h"
@@ -9,72 +11,302 @@
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
+#ifdef HAVE_ISAL
+#include <isa-l.h>
+#endif
+
+enum eng_kind { ENG_ISAL, ENG_LIBDEFLATE, ENG_ZLIB };
 
 struct eng {
-    int level;
+    enum eng_kind kind;
+    int sub; /* the backend's own level */
+#ifdef HAVE_ISAL
+    uint8_t *isal_buf; /* ISA-L's hash tables for its level */
+    uint32_t isal_buf_size;
+#endif
 #ifdef HAVE_LIBDEFLATE
     struct libdeflate_compressor *ld;
-#else
-    z_stream zs;
 #endif
+    z_stream zs;
+    int zs_live;
 };
 
+#define ENG_STR2(x) #x
+#define ENG_STR(x) ENG_STR2(x)
+#ifdef HAVE_ISAL
+#define ENG_ISAL_NAME "ISA-L " ENG_STR(ISAL_MAJOR_VERSION) "." ENG_STR(ISAL_MINOR_VERSION) \
+                      "." ENG_STR(ISAL_PATCH_VERSION)
+#endif
 #ifdef HAVE_LIBDEFLATE
+#define ENG_DATA_NAME "libdeflate " LIBDEFLATE_VERSION_STRING
+#define ENG_MAX 12
+#else
+#define ENG_DATA_NAME "zlib " ZLIB_VERSION
+#define ENG_MAX 9
+#endif
 
-const char *eng_name(void) { return "libdeflate " LIBDEFLATE_VERSION_STRING; }
-int eng_max_level(void) { return 12; }
+const char *eng_name(void)
+{
+#ifdef HAVE_ISAL
+    return ENG_ISAL_NAME ", " ENG_DATA_NAME;
+#else
+    return ENG_DATA_NAME " (built without ISA-L)";
+#endif
+}
+
+int eng_max_level(void) { return ENG_MAX; }
+
+/* The map of engine.h: which backend and which of its levels; -1 for a
+ * level this build lacks. */
+static int eng_map(int level, enum eng_kind *kind, int *sub)
+{
+    if (level < 0 || level > ENG_MAX)
+        return -1;
+    if (level == 1 || level == 2) {
+#ifdef HAVE_ISAL
+        *kind = ENG_ISAL;
+        *sub = level + 1;
+        return 0;
+#else
+        return -1;
+#endif
+    }
+#ifdef HAVE_LIBDEFLATE
+    *kind = ENG_LIBDEFLATE;
+    *sub = level == 3 ? 1 : level;
+#else
+    *kind = ENG_ZLIB;
+    *sub = level;
+#endif
+    return 0;
+}
+
+const char *eng_level_desc(int level)
+{
+    static const char *const desc[] = {
+        ENG_DATA_NAME " level 0 (stored)",
+#ifdef HAVE_ISAL
+        ENG_ISAL_NAME " level 2", ENG_ISAL_NAME " level 3",
+#else
+        NULL, NULL,
+#endif
+#ifdef HAVE_LIBDEFLATE
+        ENG_DATA_NAME " level 1",
+#else
+        ENG_DATA_NAME " level 3",
+#endif
+        ENG_DATA_NAME " level 4", ENG_DATA_NAME " level 5", ENG_DATA_NAME " level 6",
+        ENG_DATA_NAME " level 7", ENG_DATA_NAME " level 8", ENG_DATA_NAME " level 9",
+        ENG_DATA_NAME " level 10", ENG_DATA_NAME " level 11", ENG_DATA_NAME " level 12",
+    };
+    enum eng_kind kind;
+    int sub;
+    return eng_map(level, &kind, &sub) == 0 ? desc[level] : NULL;
+}
+
+/* ---- ISA-L: levels 1 and 2 ---- */
+#ifdef HAVE_ISAL
+
+static int isal_new(struct eng *e)
+{
+    e->isal_buf_size = e->sub == 2 ? ISAL_DEF_LVL2_DEFAULT : ISAL_DEF_LVL3_DEFAULT;
+    e->isal_buf = malloc(e->isal_buf_size);
+    return e->isal_buf != NULL ? 0 : -1;
+}
+
+/* Stored blocks bound what the stateless call may need when the data does
+ * not compress: 5 bytes per 64 KiB block, and room for the Huffman headers
+ * it tries first and the final empty stored block of the full flush. */
+static size_t isal_bound(size_t n)
+{
+    return n + 5 * (n / 65535 + 2) + ISAL_DEF_MAX_HDR_SIZE + 64;
+}
+
+/* One call, no history: the piece is byte-aligned (the full flush ends with
+ * an empty stored block) and no block is final (end_of_stream is 0). */
+static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *out,
+                         size_t cap, size_t *outlen)
+{
+    if (n > UINT32_MAX)
+        return -1;
+    struct isal_zstream s;
+    isal_deflate_stateless_init(&s);
+    s.level = (uint32_t)e->sub;
+    s.level_buf = e->isal_buf;
+    s.level_buf_size = e->isal_buf_size;
+    s.flush = FULL_FLUSH;
+    s.end_of_stream = 0;
+    s.gzip_flag = IGZIP_DEFLATE;
+    s.next_in = (uint8_t *)in;
+    s.avail_in = (uint32_t)n;
+    s.next_out = out;
+    s.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+    if (isal_deflate_stateless(&s) != COMP_OK || s.avail_in != 0)
+        return -1;
+    *outlen = s.total_out;
+    return 0;
+}
+
+#endif
+
+/* ---- zlib: the fallback data engine ---- */
+
+static int zl_new(struct eng *e)
+{
+    /* Raw deflate, 32 KiB window, default memory level and strategy. */
+    if (deflateInit2(&e->zs, e->sub, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    e->zs_live = 1;
+    return 0;
+}
+
+static int zl_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *out,
+                       size_t cap, size_t *outlen)
+{
+    z_stream *zs = &e->zs;
+    if (deflateReset(zs) != Z_OK)
+        return -1;
+    zs->next_in = (Bytef *)in;
+    zs->next_out = out;
+    size_t left = n;
+    int rc = Z_OK;
+    /* avail_in is 32-bit: feed huge chunks in pieces. */
+    do {
+        uInt step = left > (1u << 30) ? (1u << 30) : (uInt)left;
+        zs->avail_in = step;
+        left -= step;
+        size_t room = cap - (size_t)(zs->next_out - out);
+        zs->avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+        rc = deflate(zs, left == 0 ? Z_SYNC_FLUSH : Z_NO_FLUSH);
+    } while (rc == Z_OK && left > 0);
+    if (rc != Z_OK || zs->avail_in != 0 || zs->avail_out == 0)
+        return -1;
+    *outlen = (size_t)(zs->next_out - out);
+    return 0;
+}
+
+/* ---- the interface ---- */
 
 struct eng *eng_new(int level, struct sp_err *err)
 {
     struct eng *e = calloc(1, sizeof *e);
-    if (e != NULL && (e->ld = libdeflate_alloc_compressor(level)) != NULL) {
-        e->level = level;
-        return e;
+    if (e == NULL)
+        goto nomem;
+    if (eng_map(level, &e->kind, &e->sub) != 0) {
+        free(e);
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "no engine for level %d in this build", level);
+        return NULL;
     }
-    free(e);
+    int rc = -1;
+    switch (e->kind) {
+#ifdef HAVE_ISAL
+    case ENG_ISAL: rc = isal_new(e); break;
+#endif
+#ifdef HAVE_LIBDEFLATE
+    case ENG_LIBDEFLATE:
+        rc = (e->ld = libdeflate_alloc_compressor(e->sub)) != NULL ? 0 : -1;
+        break;
+#endif
+    case ENG_ZLIB: rc = zl_new(e); break;
+    default: break;
+    }
+    if (rc == 0)
+        return e;
+    eng_free(e);
+nomem:
     sp_err_set(err, SP_ERR_NOMEM, 0, "cannot allocate a level %d compressor", level);
     return NULL;
 }
 
 size_t eng_bound(struct eng *e, size_t n)
 {
-    return libdeflate_deflate_compress_bound(e->ld, n) + SPLICE_EXTRA;
+    switch (e->kind) {
+#ifdef HAVE_ISAL
+    case ENG_ISAL: return isal_bound(n);
+#endif
+#ifdef HAVE_LIBDEFLATE
+    case ENG_LIBDEFLATE: return libdeflate_deflate_compress_bound(e->ld, n) + SPLICE_EXTRA;
+#endif
+    default:
+        /* deflateBound covers Z_FINISH; a sync flush adds an empty stored
+         * block (at most 5 bytes) and may close one more block header. */
+        return deflateBound(&e->zs, n) + 16;
+    }
+}
+
+/* whole: a spliceable piece; otherwise only its size matters (eng_size). */
+static int eng_run(struct eng *e, const uint8_t *in, size_t n, uint8_t *out, size_t cap,
+                   size_t *outlen, int whole, struct sp_err *err)
+{
+    int rc = -1;
+    switch (e->kind) {
+#ifdef HAVE_ISAL
+    case ENG_ISAL: rc = isal_compress(e, in, n, out, cap, outlen); break;
+#endif
+#ifdef HAVE_LIBDEFLATE
+    case ENG_LIBDEFLATE: {
+        size_t len = libdeflate_deflate_compress(e->ld, in, n, out,
+                                                 whole ? cap - SPLICE_EXTRA : cap);
+        if (len != 0)
+            rc = whole ? splice_fix(out, len, cap, outlen) : (*outlen = len, 0);
+        break;
+    }
+#endif
+    default: rc = zl_compress(e, in, n, out, cap, outlen); break;
+    }
+    if (rc != 0)
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "%s produced no %soutput for a %zu-byte chunk",
+                   e->kind == ENG_ISAL ? "ISA-L" : e->kind == ENG_ZLIB ? "zlib" : "libdeflate",
+                   whole ? "spliceable " : "", n);
+    return rc;
 }
 
 int eng_compress(struct eng *e, const uint8_t *in, size_t n,
                  uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
 {
-    size_t len = libdeflate_deflate_compress(e->ld, in, n, out, cap - SPLICE_EXTRA);
-    if (len == 0 || splice_fix(out, len, cap, outlen) != 0) {
-        sp_err_set(err, SP_ERR_INTERNAL, 0,
-                   "libdeflate produced no spliceable output for a %zu-byte chunk", n);
-        return -1;
-    }
-    return 0;
+    return eng_run(e, in, n, out, cap, outlen, 1, err);
 }
 
 int eng_size(struct eng *e, const uint8_t *in, size_t n,
              uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
 {
-    *outlen = libdeflate_deflate_compress(e->ld, in, n, out, cap);
-    if (*outlen == 0) {
-        sp_err_set(err, SP_ERR_INTERNAL, 0, "libdeflate produced no output for %zu bytes", n);
-        return -1;
-    }
-    return 0;
+    return eng_run(e, in, n, out, cap, outlen, 0, err);
 }
 
 uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n)
 {
+#ifdef HAVE_LIBDEFLATE
     return libdeflate_crc32(crc, p, n);
+#else
+    while (n > 0) {
+        uInt step = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        crc = (uint32_t)crc32(crc, p, step);
+        p += step;
+        n -= step;
+    }
+    return crc;
+#endif
 }
 
 void eng_free(struct eng *e)
 {
-    if (e != NULL)
+    if (e == NULL)
+        return;
+#ifdef HAVE_ISAL
+    free(e->isal_buf);
+#endif
+#ifdef HAVE_LIBDEFLATE
+    if (e->ld != NULL)
         libdeflate_free_compressor(e->ld);
+#endif
+    if (e->zs_live)
+        deflateEnd(&e->zs);
     free(e);
 }
+
+/* ---- decoding a piece: libdeflate, else zlib ---- */
+
+#ifdef HAVE_LIBDEFLATE
 
 struct eng_dec {
     struct libdeflate_decompressor *ld;
@@ -106,81 +338,6 @@ void eng_dec_free(struct eng_dec *d)
 }
 
 #else /* zlib */
-
-const char *eng_name(void) { return "zlib " ZLIB_VERSION; }
-int eng_max_level(void) { return 9; }
-
-struct eng *eng_new(int level, struct sp_err *err)
-{
-    struct eng *e = calloc(1, sizeof *e);
-    /* Raw deflate, 32 KiB window, default memory level and strategy. */
-    if (e != NULL && deflateInit2(&e->zs, level, Z_DEFLATED, -15, 8,
-                                  Z_DEFAULT_STRATEGY) == Z_OK) {
-        e->level = level;
-        return e;
-    }
-    free(e);
-    sp_err_set(err, SP_ERR_NOMEM, 0, "cannot allocate a level %d compressor", level);
-    return NULL;
-}
-
-size_t eng_bound(struct eng *e, size_t n)
-{
-    /* deflateBound covers Z_FINISH; a sync flush adds an empty stored block
-     * (at most 5 bytes) and may close one more block header. */
-    return deflateBound(&e->zs, n) + 16;
-}
-
-int eng_compress(struct eng *e, const uint8_t *in, size_t n,
-                 uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
-{
-    z_stream *zs = &e->zs;
-    if (deflateReset(zs) != Z_OK)
-        goto fail;
-    zs->next_in = (Bytef *)in;
-    zs->next_out = out;
-    size_t left = n;
-    int rc = Z_OK;
-    /* avail_in is 32-bit: feed huge chunks in pieces. */
-    do {
-        uInt step = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        zs->avail_in = step;
-        left -= step;
-        zs->avail_out = (uInt)(cap - (size_t)(zs->next_out - out));
-        rc = deflate(zs, left == 0 ? Z_SYNC_FLUSH : Z_NO_FLUSH);
-    } while (rc == Z_OK && left > 0);
-    if (rc != Z_OK || zs->avail_in != 0 || zs->avail_out == 0)
-        goto fail;
-    *outlen = (size_t)(zs->next_out - out);
-    return 0;
-fail:
-    sp_err_set(err, SP_ERR_INTERNAL, 0, "zlib deflate failed on a %zu-byte chunk", n);
-    return -1;
-}
-
-int eng_size(struct eng *e, const uint8_t *in, size_t n,
-             uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err)
-{
-    return eng_compress(e, in, n, out, cap, outlen, err); /* zlib needs no walk */
-}
-
-uint32_t eng_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        uInt step = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = (uint32_t)crc32(crc, p, step);
-        p += step;
-        n -= step;
-    }
-    return crc;
-}
-
-void eng_free(struct eng *e)
-{
-    if (e != NULL)
-        deflateEnd(&e->zs);
-    free(e);
-}
 
 struct eng_dec {
     z_stream zs;

@@ -2,9 +2,22 @@
  *
  * A piece is raw deflate that decodes to exactly the chunk, needs no
  * dictionary (chunks are independent), ends byte-aligned and is not final,
- * so pieces concatenate into one deflate stream.  With libdeflate (the
- * default) the piece is libdeflate's output made non-final by splice_fix();
- * with zlib it is a raw deflate stream ended by a sync flush.
+ * so pieces concatenate into one deflate stream.
+ *
+ * Which compressor makes a level's pieces (eng_level_desc() says it in
+ * words, -V prints it) is fixed when spigz is built, never chosen at run
+ * time, so that the same level always gives the same bytes:
+ *   0        stored blocks (libdeflate level 0, or zlib's)
+ *   1, 2     ISA-L's stateless deflate at its levels 2 and 3, ended by its
+ *            full flush (byte-aligned, non-final: no walk needed).  A build
+ *            configured --without-isal has no levels 1 and 2 (the CLI
+ *            refuses them) rather than other bytes under their names.
+ *   3        libdeflate level 1
+ *   4..12    libdeflate at the same level
+ * libdeflate's output is a complete stream made non-final by splice_fix().
+ * Without libdeflate (--without-libdeflate) every level but 1 and 2 is zlib
+ * at the same level (0..9), ended by a sync flush.  doc/DESIGN.md section 3
+ * gives the measurements behind the map.
  *
  * Contract: one struct eng per thread (it holds the compressor's state);
  * eng_new() and eng_free() may run on any thread.  eng_compress() never
@@ -20,19 +33,23 @@
 
 struct eng;
 
-/* The engine compiled in ("libdeflate 1.14", "zlib 1.2.13"). */
+/* The libraries compiled in, for messages ("ISA-L 2.30.0, libdeflate 1.14"). */
 const char *eng_name(void);
 
-/* Highest level the engine takes: 12 for libdeflate, 9 for zlib. */
+/* Highest level spigz takes: 12 with libdeflate, 9 with zlib. */
 int eng_max_level(void);
 
-/* A compressor at level 0..eng_max_level(), or NULL with *err set. */
+/* What makes level's pieces, in words ("ISA-L 2.30.0 level 2"); NULL for a
+ * level this build lacks (1 or 2 without ISA-L) or out of range. */
+const char *eng_level_desc(int level);
+
+/* A compressor at a level eng_level_desc() names, or NULL with *err set. */
 struct eng *eng_new(int level, struct sp_err *err);
 
 /* Output capacity eng_compress() needs for n input bytes. */
 size_t eng_bound(struct eng *e, size_t n);
 
-/* Compress in[0..n), n >= 1, into out (cap >= eng_bound(e, n)).
+/* Compress in[0..n), 1 <= n <= UINT32_MAX, into out (cap >= eng_bound(e, n)).
  * Returns 0 and the piece length in *outlen, or -1. */
 int eng_compress(struct eng *e, const uint8_t *in, size_t n,
                  uint8_t *out, size_t cap, size_t *outlen, struct sp_err *err);
