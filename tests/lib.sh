@@ -4,6 +4,8 @@ set -u
 # Python helpers import each other from the sources: no __pycache__ there.
 export PYTHONDONTWRITEBYTECODE=1
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
+# What inflates a foreign file read by name: ISA-L when spigz has it.
+if "$SPIGZ" -V | grep -q '^engines: ISA-L'; then FAST_INFLATE=ISA-L; else FAST_INFLATE=zlib; fi
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
 # A test that attaches a loop device sets LOOPDEV; it goes with the scratch.

@@ -212,7 +212,7 @@ read -r kib s < <(rss "$SPIGZ" -p 16 -dc rep128.gz)
 status_is "-dc of 128 MiB pieces" "$s" 0
 rss_bound "-dc of 128 MiB pieces" "$kib" 300
 "$SPIGZ" -dcvv rep128.gz 2> e | cmp -s - rep && pass || fail "-dc of 128 MiB pieces: wrong output"
-check "-dc of 128 MiB pieces: sequential, no warning ($(cat e))" grep -q "(sequential)" e
+check "-dc of 128 MiB pieces: sequential, no warning ($(cat e))" grep -q "(sequential" e
 check "-dc of 128 MiB pieces: no warning" [ "$(grep -c index e)" = 0 ]
 rm -f rep rep.gz rep128.gz
 

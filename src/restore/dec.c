@@ -686,9 +686,11 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     struct unz_opts uo = {.threads = o->threads, .copy_non_gzip = o->copy_non_gzip,
                           .lenient_end = o->lenient_end, .progress = o->progress,
                           .prog_in_done = counted, .prog_out_done = emitted,
-                          .salvage = o->salvage};
+                          .salvage = o->salvage, .no_fast = o->no_fast};
     struct unz_stats us = {0};
     int rc = unz_run(in_fd, out, &uo, &us, err);
+    st->fast_members = us.fast_members;
+    st->zlib_members = us.zlib_members;
     st->bad = us.bad;
     st->nbad = us.nbad;
     st->shifted = us.shifted;
@@ -719,7 +721,8 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
     struct osink o;
     if (osink_open(&o, -1, OSINK_SPARSE_NEVER, err) != 0)
         return -1;
-    struct unz_opts uo = {.threads = threads, .lenient_end = lenient_end};
+    /* zlib, as -t (cmd_decompress.c): a listing is an integrity check too */
+    struct unz_opts uo = {.threads = threads, .lenient_end = lenient_end, .no_fast = true};
     struct unz_stats us;
     int rc = unz_run(fd, &o, &uo, &us, err);
     l->lzw_flags = us.lzw_flags; /* these hold on failure too */

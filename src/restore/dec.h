@@ -50,12 +50,14 @@ struct dec_opts {
     uint64_t range_off, range_len;
     struct sp_progress *progress; /* counters to advance, or NULL (below) */
     bool salvage;         /* --salvage: restore what is intact (below) */
+    bool no_fast;         /* sequential: zlib only, never ISA-L (unz.h) */
 };
 
 struct dec_stats {
     uint64_t in_bytes;       /* compressed bytes */
     uint64_t out_bytes;      /* decoded content bytes */
     bool indexed;            /* decoded through the index */
+    unsigned fast_members, zlib_members; /* sequential: unz.h's */
     bool trailing_garbage;   /* warning: trailing garbage ignored */
     bool trailing_zeros;     /* only zero bytes after the last member */
     char index_warning[160]; /* an index was present but not used: why */

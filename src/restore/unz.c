@@ -15,7 +15,6 @@
 #include <zlib.h>
 
 #define UNZ_IN (1u << 20)   /* read size */
-#define UNZ_OUT (1u << 20)  /* output buffer per pipeline item */
 
 /* ---- input buffer ---- */
 
@@ -217,7 +216,7 @@ static void unz_item_free(void *vctx, void *vitem)
 }
 
 /* The current output buffer, taking a new item when needed; NULL to stop. */
-static struct unz_item *unz_cur(struct unz_ctx *c)
+struct unz_item *unz_cur(struct unz_ctx *c)
 {
     if (c->cur != NULL)
         return c->cur;
@@ -281,8 +280,23 @@ static void unz_keep_window(struct unz_ctx *c, z_stream *zs)
         c->win[(len - n + j) % UNZ_WIN] = dict[j];
 }
 
-/* Inflate one member's deflate stream into pipeline items. */
-static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
+/* Invalid data in a member that decoded to mlen bytes so far: GNU gzip
+ * writes its 32 KiB window each time it fills (the position starts at 0
+ * with each member) and drops the rest on an error, so only the member's
+ * first mlen rounded down to 32 KiB are output.  The bytes past that are
+ * all in the current item: items end at 1 MiB of a member, 32 KiB-aligned. */
+static void unz_gzip_cut(struct unz_ctx *c, uint64_t mlen)
+{
+    size_t cut = (size_t)(mlen % UNZ_WIN);
+    if (c->cur != NULL && cut <= c->cur->len) {
+        c->cur->len -= cut;
+        c->pout -= cut;
+    }
+}
+
+/* Inflate one member's deflate stream into pipeline items with zlib; the
+ * first `skip` bytes it decodes are out already (the fast path's). */
+static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t skip)
 {
     /* gzip inflates into a 32 KiB window that starts as zeros and is not
      * cleared between members, its position starting again at 0 with each:
@@ -309,22 +323,46 @@ static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
         zs->avail_out = (uInt)(UNZ_OUT - it->len);
         int rc = inflate(zs, Z_NO_FLUSH);
         b->pos = b->len - zs->avail_in;
-        c->pout += UNZ_OUT - zs->avail_out - it->len;
-        it->len = UNZ_OUT - zs->avail_out;
+        size_t made = UNZ_OUT - zs->avail_out - it->len;
+        if (skip > 0) {
+            size_t drop = made < skip ? made : (size_t)skip;
+            memmove(it->buf + it->len, it->buf + it->len + drop, made - drop);
+            made -= drop;
+            skip -= drop;
+        }
+        c->pout += made;
+        it->len += made;
         if (it->len == UNZ_OUT)
             unz_flush(c, UNZ_DATA);
         if (rc == Z_STREAM_END) {
             unz_keep_window(c, zs);
             return 0;
         }
-        if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
+        if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
+            unz_gzip_cut(c, zs->total_out);
             return unz_data_error(c, "invalid compressed data--format violated");
+        }
         if (rc == Z_MEM_ERROR) {
             sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
             return -1;
         }
         /* Z_OK or Z_BUF_ERROR: more input or more room, both handled above. */
     }
+}
+
+/* One member's deflate stream: ISA-L when the input allows (unz_fast.c),
+ * zlib for the rest, and wherever ISA-L stops short. */
+static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
+{
+    uint64_t done = 0;
+    if (c->fast != NULL) {
+        int r = unz_fast_member(c, b, &done);
+        c->fast_members += r == 0;
+        if (r <= 0)
+            return r;
+    }
+    c->zlib_members++;
+    return unz_zlib(c, b, zs, done);
 }
 
 uint32_t unz_le32(const uint8_t *p)
@@ -711,6 +749,8 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
     b.prog = o->progress;
     b.prog_in = o->prog_in_done;
     c->out = out;
+    if (!o->salvage && !o->no_fast)
+        c->fast = unz_fast_open(c, in_fd);
     c->prog = o->progress;
     c->prog_out = o->prog_out_done;
     /* Depth: the inflater runs ahead of CRC and writing by a few buffers. */
@@ -720,6 +760,8 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         int fed = unz_members(c, &b, &zs, o, st);
         if (fed != 0 && c->sv != NULL)
             fed = sv_fallback(c);
+        if (unz_fast_flush(c) != 0 && fed == 0) /* after an error, still output */
+            fed = -1;
         /* What was decoded before bad or cut input still goes out, as gzip
          * writes what it inflated before it reports the error: the items
          * already put are worked and emitted, never dropped, so the output
@@ -760,8 +802,11 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
     }
     st->in_bytes = b.total - (b.len - b.pos);
     st->read_bytes = b.total;
+    st->fast_members = c->fast_members;
+    st->zlib_members = c->zlib_members;
     inflateEnd(&zs);
     sv_close(c);
+    unz_fast_close(c);
     free(b.buf);
     free(c);
     return rc;

@@ -10,10 +10,14 @@
  * What was decoded before an error in the input is output before the error
  * is returned, whatever the threads' timing (gzip does the same).
  *
- * The calling thread reads and inflates (zlib); the pool's workers compute
- * the CRC-32 of each output buffer and its writer thread writes them in order
+ * The calling thread reads and inflates; the pool's workers compute the
+ * CRC-32 of each output buffer and its writer thread writes them in order
  * and checks each member's trailer.  So reading, inflating, checking and
- * writing overlap, as in pigz.
+ * writing overlap, as in pigz.  The inflater is ISA-L for a seekable input
+ * (unz_fast.c), zlib for a pipe, with salvage or no_fast, and wherever
+ * ISA-L stops short of a member's end (zlib then gives gzip's verdict).
+ * On invalid data, a member's output is cut to its last full 32 KiB, as
+ * gzip's window writes it.
  *
  * Salvage (opts.salvage): damage does not stop the decode.  The output of
  * a deflate block is trusted only once the next block header is a stored
@@ -62,6 +66,8 @@ struct unz_opts {
     uint64_t prog_in_done, prog_out_done;
     bool salvage;        /* --salvage: go on after damage (above); false:
                             gzip's verdict, byte for byte */
+    bool no_fast;        /* inflate with zlib only, never ISA-L (tests,
+                            benchmarks: SPIGZ_INFLATE=zlib) */
 };
 
 struct unz_stats {
@@ -70,6 +76,9 @@ struct unz_stats {
                                 what was read ahead of it) */
     uint64_t out_bytes;      /* bytes decoded */
     unsigned members;
+    unsigned fast_members;   /* gzip members ISA-L decoded to their end */
+    unsigned zlib_members;   /* ... and that zlib decoded (ISA-L stopped short, or
+                                was not used: a pipe, salvage, no_fast) */
     uint32_t last_crc, last_isize; /* the last member's trailer (gzip -l); for
                                       pack or LZW: UINT32_MAX, its length */
     uint64_t last_len;       /* the last gzip member's decoded length, all

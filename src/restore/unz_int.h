@@ -81,6 +81,7 @@ struct unz_rl {
 };
 
 #define UNZ_WIN 32768
+#define UNZ_OUT (1u << 20)  /* output buffer per pipeline item */
 
 /* Salvage's input buffer size (unz_run) and its read-ahead's (salvage.c). */
 #define SV_IN (8u << 20)         /* input window: a search's look-ahead, twice */
@@ -97,6 +98,10 @@ struct unz_ctx {
     uint64_t pout;                  /* producer: output handed to items */
     uint64_t pmember;               /* producer: pout at the member's start */
     struct unz_sv *sv;              /* producer: salvage state, or NULL */
+    struct unz_fast *fast;          /* producer: ISA-L's state, or NULL (unz_fast.c) */
+    uint8_t *held_buf;              /* producer, fast path: the last full item's */
+    size_t held_len;                /* bytes, out once the next is full (unz_fast.c) */
+    unsigned fast_members, zlib_members; /* producer: unz_stats' */
     /* writer thread */
     uint32_t crc;                   /* of the member so far */
     uint64_t mlen, total;
@@ -131,11 +136,31 @@ int unz_data_error(struct unz_ctx *c, const char *msg);
 uint32_t unz_le32(const uint8_t *p);
 /* Output into pipeline items of that kind. */
 int unz_put_kind(struct unz_ctx *c, const uint8_t *p, size_t n, enum unz_kind kind);
+/* The item being filled (taken from the pool when there is none), or NULL
+ * when the pipeline has failed. */
+struct unz_item *unz_cur(struct unz_ctx *c);
 /* Hand the current output item, if any, to the pipeline as `kind`. */
 void unz_flush(struct unz_ctx *c, enum unz_kind kind);
 /* A member's end: its trailer, and what the writer makes of it. */
 int unz_end_item(struct unz_ctx *c, uint32_t crc, uint32_t isize,
                  enum unz_check check);
+
+/* ---- unz_fast.c, for unz.c: the fast path ---- */
+
+/* ISA-L's inflate for the members of input fd, or NULL: without ISA-L, for
+ * input that cannot be read again (a pipe), or short of memory; the zlib
+ * path is used then. */
+struct unz_fast *unz_fast_open(struct unz_ctx *c, int fd);
+void unz_fast_close(struct unz_ctx *c);
+/* Hand the bytes held back to the pipeline, before the current item's:
+ * after the fast path stopped on an error they are output still.  0 or -1. */
+int unz_fast_flush(struct unz_ctx *c);
+/* One member's deflate stream from b->pos, as unz.c's zlib path would.  0:
+ * the stream ended, b->pos is at its trailer; -1: a read error or memory;
+ * 1: ISA-L stopped short of the end: gzip's verdict is zlib's, so b is back
+ * at the member's deflate data and *done bytes of the member are out
+ * already (zlib's output is to go on from there). */
+int unz_fast_member(struct unz_ctx *c, struct ibuf *b, uint64_t *done);
 
 /* ---- salvage.c, for unz.c ---- */
 
