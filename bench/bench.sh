@@ -4,18 +4,25 @@
 # usage: bench/bench.sh [options]
 #   --images LIST   comma-separated images, in order (default:
 #                   zeros-dense,data,ext4-usr,ext4-usr-dense,zeros-sparse)
-#   --skip LIST     tools to leave out (repeatable): spigz-pipe,pigz,gzip,igzip
-#                   (both rows), igzip-1,igzip-3,libdeflate; pigz, gzip, igzip
+#   --skip LIST     rows to leave out (repeatable): spigz-1, spigz-3,
+#                   spigz-pipe, spigz-dd, cat-pipe, pigz, pigz-1, gzip,
+#                   igzip-1-T1, igzip-1-TN, igzip-3-T1, igzip-3-TN (N: the
+#                   --threads value), igzip-1, igzip-3 (both thread counts),
+#                   igzip (every igzip row), libdeflate; pigz, gzip, igzip
 #                   and libdeflate also leave out their restore rows
-#   --threads N     threads for spigz, pigz and igzip (default 2)
+#   --threads N     threads for spigz, pigz and igzip (default 2); igzip also
+#                   runs at -T 1
 #   --level N       level 1-9 for spigz, pigz, gzip, libdeflate-gzip (default 6;
-#                   igzip always runs -1 and -3, its own scale is 0-3)
+#                   spigz also runs -1 and -3, pigz also -1; igzip runs -1 and
+#                   -3, its own scale is 0-3)
 #   --timeout S     per-run time limit in seconds (default 300)
 #   --runs N        spigz runs per image, the median is reported (default 3)
 #   --quick         skip the content check of the 64 GiB spigz output
 #   --wait-idle S   before each run wait up to S s for the rest of the machine
 #                   to go quiet (< 0.15 cores busy); default 0 (do not wait)
 #   --out FILE      also write the report to FILE (Markdown)
+#   --tsv FILE      also write every measured row to FILE (tab-separated, one
+#                   header line after '#' comment lines; see bench/README.md)
 #   --dir DIR       image directory (default $BENCH_DIR, else /var/tmp/spigz-bench);
 #                   missing images are built by bench/mkimages.sh first
 #   --outdir DIR    where compressed outputs go while measured (default DIR/out)
@@ -52,12 +59,12 @@ say() { printf 'bench: %s\n' "$*" >&2; }
 usage() { sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 
 ALL_IMAGES=(zeros-dense data ext4-usr ext4-usr-dense zeros-sparse)
-ALL_TOOLS=(spigz spigz-pipe pigz gzip igzip-1 igzip-3 libdeflate)
 
-threads=2 level=6 timeout_s=300 runs=3 quick=0 mdout='' images_arg='' wait_idle=0
+threads=2 level=6 timeout_s=300 runs=3 quick=0 mdout='' images_arg='' wait_idle=0 tsvout=''
 restore_arg=ext4-usr-dense no_restore=0 restore_only=0 no_estimate=0
 imgdir=${BENCH_DIR:-/var/tmp/spigz-bench} outbase=''
 declare -A skip=()
+skip_req=()
 
 needarg() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
 while (($#)); do
@@ -65,15 +72,7 @@ while (($#)); do
     --images) needarg "$@"; images_arg=$2; shift ;;
     --skip) needarg "$@"
       IFS=, read -r -a sk <<<"$2"
-      for t in "${sk[@]}"; do
-        case $t in
-          igzip) skip[igzip-1]=1; skip[igzip-3]=1 ;;
-          libdeflate-gzip) skip[libdeflate]=1 ;;
-          spigz) die "spigz is the tool under test: it cannot be skipped" ;;
-          spigz-pipe|pigz|gzip|igzip-1|igzip-3|libdeflate) skip[$t]=1 ;;
-          *) die "unknown tool '$t' for --skip (known: ${ALL_TOOLS[*]:1} igzip)" ;;
-        esac
-      done
+      skip_req+=("${sk[@]}")
       shift ;;
     -p|--threads) needarg "$@"; threads=$2; shift ;;
     --level) needarg "$@"; level=$2; shift ;;
@@ -82,6 +81,7 @@ while (($#)); do
     --quick) quick=1 ;;
     --wait-idle) needarg "$@"; wait_idle=$2; shift ;;
     --out) needarg "$@"; mdout=$2; shift ;;
+    --tsv) needarg "$@"; tsvout=$2; shift ;;
     --dir) needarg "$@"; imgdir=$2; shift ;;
     --outdir) needarg "$@"; outbase=$2; shift ;;
     --spigz) needarg "$@"; SPIGZ=$2; shift ;;
@@ -99,6 +99,26 @@ done
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout wants whole seconds"
 [[ $runs =~ ^[1-9]$ ]] || die "--runs wants 1-9"
 [[ $wait_idle =~ ^[0-9]+$ ]] || die "--wait-idle wants whole seconds"
+
+# the compression rows, in the order they run.  igzip runs at -T 1 and at
+# -T N (N = --threads; one row when N is 1).
+IG1=(igzip-1-T1) IG3=(igzip-3-T1)
+((threads == 1)) || IG1+=("igzip-1-T$threads") IG3+=("igzip-3-T$threads")
+ALL_TOOLS=(spigz spigz-1 spigz-3 spigz-pipe spigz-dd cat-pipe pigz pigz-1 gzip "${IG1[@]}" "${IG3[@]}" libdeflate)
+for t in "${skip_req[@]}"; do
+  case $t in
+    igzip) for x in "${IG1[@]}" "${IG3[@]}"; do skip[$x]=1; done ;;
+    igzip-1) for x in "${IG1[@]}"; do skip[$x]=1; done ;;
+    igzip-3) for x in "${IG3[@]}"; do skip[$x]=1; done ;;
+    libdeflate-gzip) skip[libdeflate]=1 ;;
+    spigz) die "spigz is the tool under test: it cannot be skipped" ;;
+    *)
+      case " ${ALL_TOOLS[*]:1} " in
+        *" $t "*) skip[$t]=1 ;;
+        *) die "unknown tool '$t' for --skip (known: ${ALL_TOOLS[*]:1} igzip-1 igzip-3 igzip)" ;;
+      esac ;;
+  esac
+done
 
 images=()
 if [[ -n $images_arg ]]; then
@@ -139,10 +159,14 @@ command -v gzip >/dev/null || die "gzip is not installed (Debian package gzip)"
 command -v timeout >/dev/null || die "timeout is missing (Debian package coreutils)"
 command -v python3 >/dev/null || die "python3 is not installed (Debian package python3): it checks spigz's outputs"
 have_igzip=1 have_libdeflate=1
+# igzip's restore rows run unless every igzip compression row is skipped
+igzip_restore=0
+for x in "${IG1[@]}" "${IG3[@]}"; do [[ -n ${skip[$x]:-} ]] || igzip_restore=1; done
 if ! command -v igzip >/dev/null; then
   have_igzip=0
-  if [[ -z ${skip[igzip-1]:-}${skip[igzip-3]:-} ]]; then say "igzip is not installed (Debian package isal): skipping its rows"; fi
-  skip[igzip-1]=1 skip[igzip-3]=1
+  ((!igzip_restore)) || say "igzip is not installed (Debian package isal): skipping its rows"
+  for x in "${IG1[@]}" "${IG3[@]}"; do skip[$x]=1; done
+  igzip_restore=0
 fi
 if ! command -v libdeflate-gzip >/dev/null; then
   have_libdeflate=0
@@ -362,33 +386,80 @@ rep "- gzip: $(ver gzip -V) (deb $(debver gzip))"
 if ((${#rimages[@]} && !have_gunzip)) && [[ -z ${skip[libdeflate]:-} ]]; then
   say "libdeflate-gunzip is not installed (Debian package libdeflate-tools): skipping its restore row"
 fi
-((${#images[@]})) && rep "" "Commands (IMG is the image file, OUT a file in $outbase; every tool reads IMG by name except spigz-pipe):" ""
+((${#images[@]})) && rep "" "Commands (IMG is the image file, OUT a file in $outbase; every tool reads IMG by name except the pipe rows spigz-pipe, spigz-dd and cat-pipe):" ""
 # shellcheck disable=SC2016  # the pipe command is expanded by the inner bash
 cmdline() {  # cmdline TOOL IMG -> sets cmd=()
+  local l k
   case $1 in
     spigz) cmd=("$spigz" -c -p "$threads" "-$level" "$2") ;;
+    spigz-[13]) cmd=("$spigz" -c -p "$threads" "-${1#spigz-}" "$2") ;;
     spigz-pipe) cmd=(bash -c 'set -o pipefail; cat -- "$1" | "$2" -c -p "$3" "-$4"' spigz-pipe "$2" "$spigz" "$threads" "$level") ;;
+    spigz-dd) cmd=(bash -c 'set -o pipefail; dd if="$1" bs=16M status=none | "$2" -c -p "$3" "-$4"' spigz-dd "$2" "$spigz" "$threads" "$level") ;;
+    cat-pipe) cmd=(bash -c 'set -o pipefail; cat -- "$1" | cat' cat-pipe "$2") ;;
     pigz) cmd=(pigz -c -p "$threads" "-$level" "$2") ;;
+    pigz-1) cmd=(pigz -c -p "$threads" -1 "$2") ;;
     gzip) cmd=(gzip -c "-$level" "$2") ;;
-    igzip-1) cmd=(igzip -c -1 -T "$threads" "$2") ;;
-    igzip-3) cmd=(igzip -c -3 -T "$threads" "$2") ;;
+    igzip-[0-3]-T*) l=${1#igzip-} k=${1##*-T}; cmd=(igzip -c "-${l%%-*}" -T "$k" "$2") ;;
     libdeflate) cmd=(libdeflate-gzip -c "-$level" "$2") ;;
+  esac
+}
+# row_meta ROW: the row's program, level and threads, as the TSV records
+# them (m_tool m_level m_threads)
+row_meta() {
+  case $1 in
+    spigz) m_tool=spigz m_level=$level m_threads=$threads ;;
+    spigz-[13]) m_tool=spigz m_level=${1#spigz-} m_threads=$threads ;;
+    spigz-pipe|spigz-dd) m_tool=$1 m_level=$level m_threads=$threads ;;
+    cat-pipe) m_tool=cat-pipe m_level=- m_threads=1 ;;
+    pigz) m_tool=pigz m_level=$level m_threads=$threads ;;
+    pigz-1) m_tool=pigz m_level=1 m_threads=$threads ;;
+    gzip) m_tool=gzip m_level=$level m_threads=1 ;;
+    igzip-*) m_tool=igzip m_level=${1#igzip-} m_threads=${1##*-T}; m_level=${m_level%%-*} ;;
+    libdeflate) m_tool=libdeflate-gzip m_level=$level m_threads=1 ;;
   esac
 }
 declare -A what=(
   [spigz]="spigz -c -p $threads -$level IMG > OUT"
+  [spigz-1]="spigz -c -p $threads -1 IMG > OUT"
+  [spigz-3]="spigz -c -p $threads -3 IMG > OUT"
   [spigz-pipe]="cat IMG | spigz -c -p $threads -$level > OUT  (stdin is a pipe, as in dd | spigz)"
+  [spigz-dd]="dd if=IMG bs=16M | spigz -c -p $threads -$level > OUT  (stdin is a pipe written in 16 MiB blocks)"
+  [cat-pipe]="cat IMG | cat > /dev/null  (the pipe alone: the baseline of the two rows above)"
   [pigz]="pigz -c -p $threads -$level IMG > OUT"
+  [pigz-1]="pigz -c -p $threads -1 IMG > OUT"
   [gzip]="gzip -c -$level IMG > OUT  (single-threaded)"
-  [igzip-1]="igzip -c -1 -T $threads IMG > OUT  (ISA-L, levels 0-3 only)"
-  [igzip-3]="igzip -c -3 -T $threads IMG > OUT  (ISA-L, levels 0-3 only)"
   [libdeflate]="libdeflate-gzip -c -$level IMG > OUT  (single-threaded; maps the whole file and needs an output buffer as large)"
 )
+for t in "${IG1[@]}" "${IG3[@]}"; do
+  what[$t]="igzip -c -${t:6:1} -T ${t##*-T} IMG > OUT  (ISA-L, levels 0-3 only)"
+done
 if ((${#images[@]})); then for t in "${tools[@]}"; do rep "- $t: ${what[$t]}"; done; fi
-rep "" "Each run: \`timeout $timeout_s /usr/bin/time -f '%e %M %U %S' CMD\`; time is wall clock (bash EPOCHREALTIME, µs) around it, RSS the peak of the process (for spigz-pipe the largest of cat and spigz). MB/s = image bytes / time / 10^6; out/in = output bytes / image bytes; vs spigz = tool time / spigz time; other CPU = cores busy with anything but the tool during the run (whole machine, /proc/stat, minus the tool's user+sys time; for spigz the largest over its runs): well above 0.05 means the run was disturbed." ""
+rep "" "Each run: \`timeout $timeout_s /usr/bin/time -f '%e %M %U %S' CMD\`; time is wall clock (bash EPOCHREALTIME, µs) around it, RSS the peak of the process (for the pipe rows the largest of the processes in the pipe). MB/s = image bytes / time / 10^6; out/in = output bytes / image bytes; vs spigz = tool time / the time of spigz at the same level (spigz-1 for the -1 rows of pigz and igzip, spigz-3 for igzip's -3 rows, spigz for the rest); spigz's rows and the pipe rows report the median of $runs run(s) (the pipe rows run once on an image over 8 GiB); other CPU = cores busy with anything but the tool during the run (whole machine, /proc/stat, minus the tool's user+sys time; for spigz the largest over its runs): well above 0.05 means the run was disturbed." ""
 if ((${#rimages[@]})); then
-  rep "Restore section: IN is the spigz file or the pigz file of the image, OUT a regular file in $run/restore, deleted after each run, then sync; each run starts after a sync and a 1 s pause. spigz -d runs with -vv, which only adds its report line on stderr naming the path taken (\"parallel, through the index\" or \"sequential\"); it is checked on every run, and each file spigz restores is compared with the image (cmp). MB/s = uncompressed bytes / time / 10^6; vs spigz = time / the time of spigz's row of the same kind on the same file (-d to /dev/null, -d to a file, -t); allocated = the allocated blocks of OUT times their size (stat %b * %B), for spigz after the cmp and an fsync, the largest over its runs; other CPU as above, and for a file output it includes the kernel's writeback of it. spigz's times are the median of $runs run(s), the other tools run once." ""
+  rep "Restore section: IN is the spigz file or the pigz file of the image, OUT a regular file in $run/restore, deleted after each run, then sync; each run starts after a sync and a 1 s pause. spigz -d runs with -vv, which only adds its report line on stderr naming the path taken (\"parallel, through the index\" or \"sequential\", either perhaps followed by a comma and a detail); it is checked on every run, and each file spigz restores is compared with the image (cmp). MB/s = uncompressed bytes / time / 10^6; vs spigz = time / the time of spigz's row of the same kind on the same file (-d to /dev/null, -d to a file, -t); allocated = the allocated blocks of OUT times their size (stat %b * %B), for spigz after the cmp and an fsync, the largest over its runs; other CPU as above, and for a file output it includes the kernel's writeback of it. spigz's times are the median of $runs run(s), the other tools run once." ""
 fi
+
+# ---- the machine-readable record (--tsv) --------------------------------------------
+# '#' lines (what ran, where, when), one header line, then one line per
+# measured row, written as soon as it is measured.  Empty values are '-'.
+TSV_HEAD="image	tool	level	threads	seconds	out_bytes	in_bytes	kind	status	runs	file	sink	alloc_bytes	rss_kib	other_cpu	row	command"
+if [[ -n $tsvout ]]; then
+  {
+    printf '# spigz bench record: bench/bench.sh\n'
+    printf '# date: %s\n' "$(date '+%Y-%m-%d %H:%M:%S %Z')"
+    printf '# machine: %s, %s cores online, %s RAM\n' "${cpu:-?}" "$(nproc)" "$mem"
+    printf '# spigz: %s\n' "$spigz_v"
+    printf '# settings: threads %s, level %s, timeout %s s, runs %s\n' "$threads" "$level" "$timeout_s" "$runs"
+    printf '%s\n' "$TSV_HEAD"
+  } >"$tsvout" || die "cannot write $tsvout"
+fi
+# tsv FIELD...: one row of the record (the fields in TSV_HEAD's order)
+tsv() {
+  [[ -n $tsvout ]] || return 0
+  local f line=''
+  for f in "$@"; do line+="${f:--}	"; done
+  printf '%s\n' "${line%	}" >>"$tsvout"
+}
 
 # ---- running ------------------------------------------------------------------
 # busy CPU ticks of the whole machine (user nice system irq softirq steal)
@@ -456,10 +527,33 @@ idle() {
     if ((SECONDS - t0 >= wait_idle)); then say "machine still busy ($c cores) after ${wait_idle} s: running anyway"; return 0; fi
   done
 }
-declare -A chk chk_runs chk_pipe  # per image: verification text, run/pipe sameness
+declare -A chk chk_runs chk_pipe  # per image: verification text; per image and row: run/pipe sameness
 fail_correct=0
-verified_sha=''  # body sha256 of the verified spigz output of ext4-usr (dense shares it)
+declare -A verified=()  # body sha256 of a verified spigz output -> which output it was
+ext4_sha='' ext4d_sha=''
 bodysha() { python3 "$run/check.py" bodysha "$1" 2>/dev/null || echo "invalid gzip header: $1"; }
+# check_out IMG GZ SIZE ROW: 0 when GZ, ROW's output for IMG, checks out; sets
+# vtext (what was found) and c_sha (its sha256 after the gzip header).  An
+# output whose bytes after the header equal those of an output verified
+# before (the same image at another level, or ext4-usr-dense against
+# ext4-usr) is not checked again.
+check_out() {
+  local img=$1 gz=$2 size=$3 row=$4
+  c_sha=$(bodysha "$gz")
+  if [[ -n ${verified[$c_sha]:-} ]]; then
+    vtext="identical after the gzip header to the verified ${verified[$c_sha]}"
+    return 0
+  fi
+  if [[ $img == zeros-sparse ]]; then
+    if ((quick)); then vtext="content check skipped (--quick)"; return 0; fi
+    say "$img: checking $row's output (inflate and count $((size >> 30)) GiB of zeros)"
+    verify_zeros "$gz" "$size" || return 1
+  else
+    say "$img: checking $row's output (gzip -t, gzip -dc | cmp, zlib member check)"
+    verify_full "$imgdir/$img.img" "$gz" "$size" || return 1
+  fi
+  verified[$c_sha]="$row output of $img.img"
+}
 
 # verify IMG GZ SIZE LABEL: 0 when the output is right; appends to $vtext
 verify_full() {
@@ -517,17 +611,21 @@ for img in "${images[@]}"; do
     cat -- "$path" >/dev/null
   fi
   rows=()
-  sp_time='' sp_out="$run/$img.spigz.gz"
-  same_runs='' same_pipe=''
+  sp_out="$run/$img.spigz.gz"
   for t in "${tools[@]}"; do
     out=$run/$img.$t.gz
-    [[ $t == spigz ]] && out=$sp_out
+    [[ $t == cat-pipe ]] && out=/dev/null
+    # spigz's rows and the pipe rows: the median of $runs runs (a pipe
+    # through the 64 GiB hole takes minutes: once there)
     n=1
-    [[ $t == spigz ]] && n=$runs
-    times=() rssmax='' st=ok err='' bytes='' label='' othmax=''
+    case $t in
+      spigz|spigz-[13]) n=$runs ;;
+      spigz-pipe|spigz-dd|cat-pipe) ((size > 8 << 30)) || n=$runs ;;
+    esac
+    times=() rssmax='' st=ok err='' bytes='' label='' othmax='' same=''
     for ((k = 1; k <= n; k++)); do
       o=$out
-      ((k > 1)) && o=$run/$img.spigz.again.gz
+      if ((k > 1)) && [[ $out != /dev/null ]]; then o=$run/$img.$t.again.gz; fi
       ((n > 1)) && label=" (run $k/$n)"
       say "$img: $t$label"
       idle
@@ -536,44 +634,68 @@ for img in "${images[@]}"; do
       times+=("$r_time")
       if [[ -n $r_rss ]] && { [[ -z $rssmax ]] || ((r_rss > rssmax)); }; then rssmax=$r_rss; fi
       if [[ -n $r_other ]] && { [[ -z $othmax ]] || awk -v a="$r_other" -v b="$othmax" 'BEGIN { exit !(a > b) }'; }; then othmax=$r_other; fi
-      if ((k > 1)); then
-        if cmp -s "$out" "$o"; then same_runs=${same_runs:-yes}; else same_runs=no; fi
+      if [[ $o != "$out" ]]; then
+        if cmp -s "$out" "$o"; then same=${same:-yes}; else same=no; fi
         rm -f "$o"
       fi
     done
     tm=$(median "${times[@]}")
     say "$img: $t: $st, $tm s${err:+ ($err)}"
-    if [[ $st == ok ]]; then bytes=$(stat -c %s "$out"); fi
+    if [[ $st == ok && $out != /dev/null ]]; then bytes=$(stat -c %s "$out"); fi
     res_status[$img,$t]=$st res_time[$img,$t]=$tm res_rss[$img,$t]=$rssmax res_bytes[$img,$t]=$bytes res_other[$img,$t]=$othmax
-    # keep spigz's output for the checks; the pipe's only if it differs
-    if [[ $t == spigz ]]; then
-      sp_time=$tm
-    elif [[ $t == spigz-pipe && $st == ok && ${res_status[$img,spigz]} == ok ]]; then
-      # a file's name and time go into the gzip header (-N, as pigz and gzip do);
-      # from a pipe there are none: compare what follows the header
-      if [[ $(bodysha "$sp_out") == "$(bodysha "$out")" ]]; then same_pipe=yes; rm -f "$out"; else same_pipe=no; fi
-    elif [[ $t == pigz && $st == ok ]] && keep_for_restore "$img" pigz "$out"; then
-      :  # the restore section decompresses it
-    else
-      rm -f "$out"
-    fi
-    # the row
-    note=''
+    chk_runs[$img,$t]=$same
+    row_meta "$t"
+    sink='file'
+    [[ $out == /dev/null ]] && sink=null
+    tsv "$img" "$m_tool" "$m_level" "$m_threads" "$tm" "$bytes" "$size" compress "$st" "${#times[@]}" image "$sink" '' "$rssmax" "$othmax" "$t" "${what[$t]%%  (*}"
+    # keep spigz's outputs for the checks (a pipe's only if it differs
+    # from spigz's after the gzip header), pigz's for the restore section
     case $t in
-      spigz) ((n > 1)) && note="median of $n: $(printf '%.3f ' "${times[@]}")" ;;
-      spigz-pipe) note="stdin pipe" ;;
+      spigz|spigz-[13]) ;;
+      spigz-pipe|spigz-dd)
+        if [[ $st != ok ]]; then
+          rm -f "$out"
+        elif [[ ${res_status[$img,spigz]} == ok && $(bodysha "$sp_out") == "$(bodysha "$out")" ]]; then
+          # a file's name and time go into the gzip header (-N, as pigz and
+          # gzip do); from a pipe there are none: compare what follows it
+          chk_pipe[$img,$t]=yes
+          rm -f "$out"
+        else
+          chk_pipe[$img,$t]=no  # checked below
+        fi ;;
+      cat-pipe) ;;  # wrote to /dev/null
+      pigz) if ! { [[ $st == ok ]] && keep_for_restore "$img" pigz "$out"; }; then rm -f "$out"; fi ;;
+      *) rm -f "$out" ;;
     esac
+    # the row; vs spigz: against spigz at the same level
+    note=''
+    ((${#times[@]} > 1)) && note="median of ${#times[@]}: $(printf '%.3f ' "${times[@]}")"
+    case $t in
+      spigz-pipe|spigz-dd) note+="${note:+; }stdin pipe" ;;
+      cat-pipe) note+="${note:+; }the pipe alone, no compression" ;;
+    esac
+    ref=spigz
+    case $t in
+      spigz|spigz-[13]|cat-pipe) ref='' ;;
+      pigz-1|igzip-1-*) ref='spigz-1' ;;
+      igzip-3-*) ref='spigz-3' ;;
+    esac
+    ref_ok=0
+    [[ -n $ref && ${res_status[$img,$ref]:-} == ok ]] && ref_ok=1
     if [[ $st == ok ]]; then
       mbs=$(calc '%.1f' "$size" "$tm" 'a / b / 1e6')
-      ratio=$(calc '%.3f%%' "$bytes" "$size" '100 * a / b')
-      if [[ $t == spigz || -z $sp_time || ${res_status[$img,spigz]} != ok ]]; then vs='-'; else vs=$(calc '%.1fx' "$tm" "$sp_time" 'a / b'); fi
+      ratio='-'
+      [[ -n $bytes ]] && ratio=$(calc '%.3f%%' "$bytes" "$size" '100 * a / b')
+      vs='-'
+      ((ref_ok)) && vs=$(calc '%.1fx' "$tm" "${res_time[$img,$ref]}" 'a / b')
+      [[ $ref_ok == 1 && $ref != spigz ]] && vs+=" ($ref)"
       rss='?'
       [[ -n $rssmax ]] && rss=$(calc '%.1f' "$rssmax" 0 'a / 1024')
-      rows+=("$t	$(printf '%.3f' "$tm")	$mbs	$bytes	$ratio	$vs	$rss	${othmax:--}	$note")
+      rows+=("$t	$(printf '%.3f' "$tm")	$mbs	${bytes:--}	$ratio	$vs	$rss	${othmax:--}	$note")
     elif [[ $st == timeout ]]; then
       mbs="<$(calc '%.1f' "$size" "$timeout_s" 'a / b / 1e6')"
       vs='-'
-      [[ -n $sp_time && ${res_status[$img,spigz]:-} == ok ]] && vs=">$(calc '%.0fx' "$timeout_s" "$sp_time" 'a / b')"
+      ((ref_ok)) && vs=">$(calc '%.0fx' "$timeout_s" "${res_time[$img,$ref]}" 'a / b')"
       rows+=("$t	timeout	$mbs	-	-	$vs	-	-	killed after $timeout_s s")
     else
       rows+=("$t	failed	-	-	-	-	-	-	$err")
@@ -581,53 +703,35 @@ for img in "${images[@]}"; do
   done
 
   # ---- checks of spigz's outputs for this image
-  vtext='' ok_img=1
-  if [[ ${res_status[$img,spigz]} != ok ]]; then
-    vtext="spigz ${res_status[$img,spigz]}: nothing to check"
-    ok_img=0
-  elif [[ $img == zeros-sparse ]]; then
-    if ((quick)); then
-      vtext="content check skipped (--quick)"
-    else
-      say "$img: checking spigz's output (inflate and count $((size >> 30)) GiB of zeros)"
-      verify_zeros "$sp_out" "$size" || ok_img=0
+  vparts=() ok_img=1
+  for t in spigz spigz-1 spigz-3 spigz-pipe spigz-dd; do
+    [[ -n ${res_status[$img,$t]:-} ]] || continue  # skipped
+    f=$run/$img.$t.gz
+    if [[ ${res_status[$img,$t]} != ok ]]; then  # spigz failed or timed out
+      vparts+=("$t ${res_status[$img,$t]}: nothing to check"); ok_img=0; continue
     fi
-  else
-    sha=$(bodysha "$sp_out")
-    if [[ $img == ext4-usr-dense && -n $verified_sha && $sha == "$verified_sha" ]]; then
-      vtext="identical after the gzip header to the verified spigz output of ext4-usr.img (the same image bytes)"
-    else
-      say "$img: checking spigz's output (gzip -t, gzip -dc | cmp, zlib member check)"
-      if verify_full "$path" "$sp_out" "$size"; then
-        [[ $img == ext4-usr ]] && verified_sha=$sha
-      else
-        ok_img=0
-      fi
+    if [[ ${chk_pipe[$img,$t]:-} == yes ]]; then
+      vparts+=("$t: identical after the gzip header to spigz's")
+      continue
     fi
-    [[ $img == ext4-usr ]] && ext4_sha=$sha
-    [[ $img == ext4-usr-dense ]] && ext4d_sha=$sha
-  fi
-  if [[ $same_pipe == no ]]; then
-    # the pipe gave different bytes: check them too (they are still kept)
-    vt=$vtext
-    say "$img: checking spigz-pipe's output"
-    if [[ $img == zeros-sparse ]]; then
-      if ((!quick)); then verify_zeros "$run/$img.spigz-pipe.gz" "$size" || ok_img=0; fi
-    else
-      verify_full "$path" "$run/$img.spigz-pipe.gz" "$size" || ok_img=0
+    [[ -f $f ]] || continue
+    if check_out "$img" "$f" "$size" "$t"; then vparts+=("$t: ok: $vtext"); else vparts+=("$t: FAILED: $vtext"); ok_img=0; fi
+    if [[ $t == spigz ]]; then
+      [[ $img == ext4-usr ]] && ext4_sha=$c_sha
+      [[ $img == ext4-usr-dense ]] && ext4d_sha=$c_sha
     fi
-    vtext="$vt; pipe output: $vtext"
-    rm -f "$run/$img.spigz-pipe.gz"
-  fi
+    [[ $t == spigz ]] || rm -f "$f"
+  done
   ((ok_img)) || fail_correct=1
+  vtext=$(IFS=';'; echo "${vparts[*]}")
+  vtext=${vtext//;/; }
   chk[$img]="$( ((ok_img)) && echo ok || echo FAILED ): $vtext"
-  chk_runs[$img]=$same_runs chk_pipe[$img]=$same_pipe
   if ! { ((ok_img)) && keep_for_restore "$img" spigz "$sp_out"; }; then rm -f "$sp_out"; fi
 
   t_i=$(( ${EPOCHREALTIME/./} - t_i ))
   rep "## $img.img: $(calc '%.2f' "$size" 0 'a / 1073741824') GiB ($size bytes), $(calc '%.0f' "$alloc" 0 'a / 1048576') MiB allocated" ""
   table "tool	>time s	>MB/s	>output bytes	>out/in	>vs spigz	>RSS MiB	>other CPU	notes" "${rows[@]}"
-  rep "" "spigz output: ${chk[$img]}" "" "(image done in $(calc '%.0f' "$t_i" 0 'a / 1e6') s)" ""
+  rep "" "spigz outputs: ${chk[$img]}" "" "(image done in $(calc '%.0f' "$t_i" 0 'a / 1e6') s)" ""
 done
 
 # ---- restore (decompression) ------------------------------------------------------
@@ -644,7 +748,38 @@ declare -A rlabel=(
   [pigz.test]="pigz -t, spigz file" [psp.null]="spigz -d to /dev/null, pigz file"
   [psp.file]="spigz -d to a file, pigz file" [ppigz.null]="pigz -d to /dev/null, pigz file"
   [ppigz.file]="pigz -d to a file, pigz file"
+  [pigzip.null]="igzip -d to /dev/null, pigz file" [pigzip.file]="igzip -d to a file, pigz file"
 )
+# what the record (--tsv) says of each row: tool|file|threads|command
+declare -A rmeta=(
+  [sp.file]="spigz -d|spigz|$threads|spigz -d -p $threads -o OUT IN"
+  [sp.null]="spigz -d|spigz|$threads|spigz -d -p $threads -c IN > /dev/null"
+  [sp.test]="spigz -t|spigz|$threads|spigz -t -p $threads IN"
+  [igzip.null]="igzip -d|spigz|1|igzip -d -c IN > /dev/null"
+  [pigz.null]="pigz -d|spigz|$threads|pigz -d -p $threads -c IN > /dev/null"
+  [pigz.file]="pigz -d|spigz|$threads|pigz -d -p $threads -c IN > OUT"
+  [gzip.null]="gzip -d|spigz|1|gzip -d -c IN > /dev/null"
+  [gunzip.null]="libdeflate-gunzip|spigz|1|libdeflate-gunzip -c IN > /dev/null"
+  [pigz.test]="pigz -t|spigz|$threads|pigz -t -p $threads IN"
+  [psp.null]="spigz -d|pigz|$threads|spigz -d -p $threads -c IN > /dev/null"
+  [psp.file]="spigz -d|pigz|$threads|spigz -d -p $threads -o OUT IN"
+  [ppigz.null]="pigz -d|pigz|$threads|pigz -d -p $threads -c IN > /dev/null"
+  [ppigz.file]="pigz -d|pigz|$threads|pigz -d -p $threads -c IN > OUT"
+  [pigzip.null]="igzip -d|pigz|1|igzip -d -c IN > /dev/null"
+  [pigzip.file]="igzip -d|pigz|1|igzip -d -c IN > OUT"
+)
+# rtsv KEY: the record's line for restore row KEY of $rimg
+rtsv() {
+  local key=$1 mt mf mth mc f inb outb=$size
+  IFS='|' read -r mt mf mth mc <<<"${rmeta[$key]}"
+  f=$sfile
+  [[ $mf == pigz ]] && f=$pfile
+  inb=${rs_size[$rimg,$mf]:-}
+  [[ -n $inb || ! -f $f ]] || inb=$(stat -c %s "$f")
+  [[ $key == *.test ]] && outb=''
+  tsv "$rimg" "$mt" 6 "$mth" "${rs_time[$rimg,$key]:-}" "$outb" "$inb" restore "${rs_status[$rimg,$key]}" \
+    "$(wc -w <<<"${rs_times[$rimg,$key]:-}")" "$mf" "${key#*.}" "${rs_alloc[$rimg,$key]:-}" '' "${rs_other[$rimg,$key]:-}" "$key" "$mc"
+}
 maxof() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 > b + 0) ? a : b }'; }
 # rrun KEY KIND N EXPECT SINK CMD...: runs CMD N times (the median is kept in
 # rs_*[$rimg,KEY]).  KIND: file (the output is $rout), null (/dev/null) or test.
@@ -655,11 +790,13 @@ maxof() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 > b + 0) ? a 
 # then a 1 s pause, so that no writeback of an earlier run overlaps it.
 rrun() {
   local key=$1 kind=$2 n=$3 expect=$4 sink=$5 k tm st=ok err='' othmax='' allocmax=''
-  local times=() paths=0 same=0 bad='' want='' label='' blk bsz need avail
+  local times=() paths=0 same=0 bad='' want='' label='' blk bsz need avail pm ptxt=''
   shift 5
   case $expect in
-    index) want='(parallel, through the index)' ;;
-    sequential) want='(sequential)' ;;
+    # the report line's parenthesis, which may name more after a comma
+    # ("(sequential, ISA-L)")
+    index) want='parallel, through the index' ;;
+    sequential) want='sequential' ;;
   esac
   if [[ $kind == file ]]; then  # room for the output: spigz's is sparse
     need=$((size + (256 << 20)))
@@ -668,6 +805,7 @@ rrun() {
     if ((avail < need)); then
       rs_status[$rimg,$key]=skipped rs_err[$rimg,$key]="needs $(calc '%.1f' "$need" 0 'a / 1e9') GB free in $rdir, has $(calc '%.1f' "$avail" 0 'a / 1e9')"
       say "restore $rimg: ${rlabel[$key]}: skipped (${rs_err[$rimg,$key]})"
+      rtsv "$key"
       return 0
     fi
   fi
@@ -683,8 +821,9 @@ rrun() {
     times+=("$r_time")
     [[ -n $r_other ]] && othmax=$(maxof "$r_other" "$othmax")
     if [[ -n $want ]]; then
-      if grep -qF -- "$want" "$run/err"; then
+      if pm=$(grep -oE -- "\\(${want}(, [^)]*)?\\)" "$run/err"); then
         paths=$((paths + 1))
+        pm=${pm%%$'\n'*} pm=${pm#(} ptxt=${pm%)}
       else
         bad+="run $k took the wrong path (stderr: $(first_line "$run/err")); "
       fi
@@ -706,6 +845,7 @@ rrun() {
   rs_status[$rimg,$key]=$st rs_time[$rimg,$key]=$tm rs_other[$rimg,$key]=$othmax
   rs_alloc[$rimg,$key]=$allocmax rs_err[$rimg,$key]=$err
   rs_times[$rimg,$key]=$(printf '%.3f ' "${times[@]}")
+  rtsv "$key"
   if [[ $expect != - ]]; then  # a spigz row
     local c=''
     if [[ $st != ok ]]; then
@@ -714,7 +854,7 @@ rrun() {
       c="FAILED: ${bad%; }"
     else
       c=ok
-      [[ -n $want ]] && c+=", ${want//[()]/} in $paths/${#times[@]} run(s)"
+      [[ -n $want ]] && c+=", ${ptxt:-$want} in $paths/${#times[@]} run(s)"
       [[ $kind == file ]] && c+=", identical to the image in $same/${#times[@]}"
     fi
     rs_chk[$rimg,$key]=$c
@@ -793,7 +933,7 @@ for rimg in "${rimages[@]}"; do
     rrun sp.file file "$runs" index /dev/null "$spigz" -vv -d -p "$threads" -o "$rout" "$sfile"
     rrun sp.null null "$runs" index /dev/null "$spigz" -vv -d -p "$threads" -c "$sfile"
     rrun sp.test test "$runs" test /dev/null "$spigz" -t -p "$threads" "$sfile"
-    if [[ -z ${skip[igzip-1]:-} || -z ${skip[igzip-3]:-} ]]; then
+    if ((igzip_restore)); then
       rrun igzip.null null 1 - /dev/null igzip -d -c "$sfile"
     fi
     if [[ -z ${skip[pigz]:-} ]]; then
@@ -812,6 +952,10 @@ for rimg in "${rimages[@]}"; do
     rs_size[$rimg,pigz]=$(stat -c %s "$pfile")
     rrun psp.null null "$runs" sequential /dev/null "$spigz" -vv -d -p "$threads" -c "$pfile"
     rrun psp.file file "$runs" sequential /dev/null "$spigz" -vv -d -p "$threads" -o "$rout" "$pfile"
+    if ((igzip_restore)); then
+      rrun pigzip.null null 1 - /dev/null igzip -d -c "$pfile"
+      rrun pigzip.file file 1 - "$rout" igzip -d -c "$pfile"
+    fi
     if [[ -z ${skip[pigz]:-} ]]; then
       rrun ppigz.null null 1 - /dev/null pigz -d -p "$threads" -c "$pfile"
       rrun ppigz.file file 1 - "$rout" pigz -d -p "$threads" -c "$pfile"
@@ -832,6 +976,8 @@ for rimg in "${rimages[@]}"; do
   rrow pigz.test "$S" "pigz -t -p $threads" sp.test ''
   rrow psp.null "$P" "spigz -d -p $threads -c > /dev/null" psp.null ''
   rrow psp.file "$P" "spigz -d -p $threads -o OUT" psp.file ''
+  rrow pigzip.null "$P" "igzip -d -c > /dev/null" psp.null "single-threaded"
+  rrow pigzip.file "$P" "igzip -d -c > OUT" psp.file "single-threaded, writes every byte"
   rrow ppigz.null "$P" "pigz -d -p $threads -c > /dev/null" psp.null ''
   rrow ppigz.file "$P" "pigz -d -p $threads -c > OUT" psp.file "writes every byte"
 
@@ -864,7 +1010,7 @@ done
 # --estimate against the size spigz wrote there, and the estimate's time
 # against spigz's compression time.  ext4-usr-dense also at levels 1 and 9
 # (the issue's levels), each compressed once more for its actual size and time.
-erows=() etrows=()
+erows=()
 declare -A es_err es_in es_share
 est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
   local img=$1 lv=$2 actual=$3 ctime=$4 path="$imgdir/$1.img" sz lo hi err share inside
@@ -879,6 +1025,8 @@ est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
     run_cmd "$run/est.kv" "$SPIGZ" --estimate -p "$threads" "-$lv" --format=kv "$path"
     if [[ $r_status != ok ]]; then
       erows+=("$img	-$lv	$actual	$r_status	-	-	-	-	-")
+      tsv "$img" "spigz --estimate" "$lv" "$threads" "$r_time" '' "$(stat -c %s "$path")" estimate "$r_status" 1 image null '' '' '' estimate \
+        "spigz --estimate -p $threads -$lv --format=kv IMG"
       es_in[$img,$lv]=failed
       return
     fi
@@ -892,6 +1040,8 @@ est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
   awk -v a="$actual" -v l="$lo" -v h="$hi" 'BEGIN { exit !(l <= a && a <= h) }' && inside=yes
   share=$(calc '%.1f' "$r_time" "$ctime" '100 * a / b')
   es_err[$img,$lv]=$err es_in[$img,$lv]=$inside es_share[$img,$lv]=$share
+  tsv "$img" "spigz --estimate" "$lv" "$threads" "$r_time" "$sz" "$(stat -c %s "$path")" estimate ok "$runs" image null '' '' '' estimate \
+    "spigz --estimate -p $threads -$lv --format=kv IMG"
   erows+=("$img	-$lv	$actual	$sz	$err%	$lo .. $hi	$inside	$(printf '%.3f' "$r_time") s / $(printf '%.3f' "$ctime") s	$share%")
 }
 if ((!no_estimate && ${#images[@]})); then
@@ -928,41 +1078,87 @@ fi
 perf_fail=0 noisy=0
 trows=()
 have() { [[ " ${images[*]} " == *" $1 "* ]]; }
-ratio_target() {  # ratio_target IMG NEED SIZECHECK(0/1) LABEL
-  local img=$1 need=$2 sizechk=$3 label=$4 st p s r res m
+# ratio_target IMG NEED SIZECHECK(0/1) LABEL [ROW PEER]: PASS when PEER's
+# time / ROW's time >= NEED (ROW spigz and PEER pigz unless given), and with
+# SIZECHECK ROW's output is no larger than PEER's
+ratio_target() {
+  local img=$1 need=$2 sizechk=$3 label=$4 srow=${5:-spigz} pk=${6:-pigz} p s r res m
   if ! have "$img"; then trows+=("$label	not run	-	-"); return; fi
-  s=${res_status[$img,spigz]}
-  p=${res_status[$img,pigz]:-skipped}
-  if [[ $s != ok ]]; then trows+=("$label	spigz $s	-	FAIL"); perf_fail=1; return; fi
+  s=${res_status[$img,$srow]:-}
+  p=${res_status[$img,$pk]:-skipped}
+  if [[ -z $s ]]; then trows+=("$label	$srow skipped	-	-"); return; fi
+  if [[ $s != ok ]]; then trows+=("$label	$srow $s	-	FAIL"); perf_fail=1; return; fi
   case $p in
-    ok) r=$(calc '%.2f' "${res_time[$img,pigz]}" "${res_time[$img,spigz]}" 'a / b') ;;
-    timeout) r=$(calc '%.2f' "$timeout_s" "${res_time[$img,spigz]}" 'a / b') ;;
-    *) trows+=("$label	pigz $p	-	n/a"); return ;;
+    ok) r=$(calc '%.2f' "${res_time[$img,$pk]}" "${res_time[$img,$srow]}" 'a / b') ;;
+    timeout) r=$(calc '%.2f' "$timeout_s" "${res_time[$img,$srow]}" 'a / b') ;;
+    *) trows+=("$label	$pk $p	-	n/a"); return ;;
   esac
-  if [[ $p == ok ]]; then
-    m="${r}x pigz (spigz $(printf '%.3f' "${res_time[$img,spigz]}") s, pigz $(printf '%.3f' "${res_time[$img,pigz]}") s)"
+  if [[ $p == ok && $pk == cat-pipe ]]; then
+    m="${r}x cat-pipe's MB/s ($srow $(printf '%.3f' "${res_time[$img,$srow]}") s, cat-pipe $(printf '%.3f' "${res_time[$img,$pk]}") s"
+    [[ ${res_status[$img,spigz]} == ok ]] && m+="; spigz from the file $(printf '%.3f' "${res_time[$img,spigz]}") s"
+    m+=")"
+  elif [[ $p == ok ]]; then
+    m="${r}x $pk ($srow $(printf '%.3f' "${res_time[$img,$srow]}") s, $pk $(printf '%.3f' "${res_time[$img,$pk]}") s)"
   else
-    m=">${r}x pigz (spigz $(printf '%.3f' "${res_time[$img,spigz]}") s, pigz timed out)"
+    m=">${r}x $pk ($srow $(printf '%.3f' "${res_time[$img,$srow]}") s, $pk timed out)"
   fi
   res=PASS
   awk -v r="$r" -v n="$need" 'BEGIN { exit !(r >= n) }' || res=FAIL
   if [[ $p == timeout && $res == FAIL ]]; then res=n/a; fi
   if ((sizechk)); then
     if [[ $p == ok ]]; then
-      m+="; output $(calc '%.4f' "${res_bytes[$img,spigz]}" "${res_bytes[$img,pigz]}" 'a / b') of pigz's (${res_bytes[$img,spigz]} vs ${res_bytes[$img,pigz]} bytes)"
-      local sb=${res_bytes[$img,spigz]} pb=${res_bytes[$img,pigz]}
+      m+="; output $(calc '%.4f' "${res_bytes[$img,$srow]}" "${res_bytes[$img,$pk]}" 'a / b') of $pk's (${res_bytes[$img,$srow]} vs ${res_bytes[$img,$pk]} bytes)"
+      local sb=${res_bytes[$img,$srow]} pb=${res_bytes[$img,$pk]}
       ((sb <= pb)) || res=FAIL
     fi
   fi
   [[ $res == FAIL ]] && perf_fail=1
   local needs=">= ${need}x"
-  ((sizechk)) && needs+=", output <= pigz"
-  local o1=${res_other[$img,spigz]:-0} o2=${res_other[$img,pigz]:-0}
+  ((sizechk)) && needs+=", output <= $pk"
+  local o1=${res_other[$img,$srow]:-0} o2=${res_other[$img,$pk]:-0}
   if awk -v a="$o1" -v b="$o2" 'BEGIN { exit !(a > 0.25 || b > 0.25) }'; then
     m+=" [disturbed: other CPU $o1 / $o2 cores]"
     noisy=1
   fi
   trows+=("$label	$m	$needs	$res")
+}
+# lead_target IMG ROW LABEL PEER...: PASS when ROW is faster than every PEER
+# and its output no larger than any PEER's; n/a when a PEER did not finish
+lead_target() {
+  local img=$1 srow=$2 label=$3 s p pk m='' res=PASS na=0 st sb pt pb o oth='' n=0
+  shift 3
+  if ! have "$img"; then trows+=("$label	not run	-	-"); return; fi
+  s=${res_status[$img,$srow]:-}
+  if [[ -z $s ]]; then trows+=("$label	$srow skipped	-	-"); return; fi
+  if [[ $s != ok ]]; then trows+=("$label	$srow $s	-	FAIL"); perf_fail=1; return; fi
+  st=${res_time[$img,$srow]} sb=${res_bytes[$img,$srow]}
+  o=${res_other[$img,$srow]:-0}
+  awk -v a="$o" 'BEGIN { exit !(a > 0.25) }' && oth+=" $srow $o"
+  for pk; do
+    p=${res_status[$img,$pk]:-skipped}
+    case $p in
+      ok)
+        pt=${res_time[$img,$pk]} pb=${res_bytes[$img,$pk]}
+        n=$((n + 1))
+        m+="${m:+; }$(calc '%.2f' "$pt" "$st" 'a / b')x $pk's speed, output $(calc '%.4f' "$sb" "$pb" 'a / b') of its ($(printf '%.3f' "$st") vs $(printf '%.3f' "$pt") s, $sb vs $pb bytes)"
+        awk -v a="$pt" -v b="$st" 'BEGIN { exit !(a > b) }' || res=FAIL
+        ((sb <= pb)) || res=FAIL
+        o=${res_other[$img,$pk]:-0}
+        if awk -v a="$o" 'BEGIN { exit !(a > 0.25) }'; then oth+=" $pk $o"; fi
+        ;;
+      timeout) m+="${m:+; }$pk timed out (output unknown)"; na=1 ;;
+      *) m+="${m:+; }$pk $p"; na=1 ;;
+    esac
+  done
+  if ((n == 0)) && [[ $res == PASS ]]; then na=1; fi
+  [[ -n $m ]] || m="no peer row ran"
+  if [[ $res == PASS ]] && ((na)); then res=n/a; fi
+  [[ $res == FAIL ]] && perf_fail=1
+  if [[ -n $oth ]]; then
+    m+=" [disturbed: other CPU (cores):$oth]"
+    noisy=1
+  fi
+  trows+=("$label	$m	faster, output <= each	$res")
 }
 if ((${#images[@]})); then  # the compression targets
 ratio_target zeros-dense 15 0 "zeros-dense: spigz throughput"
@@ -980,10 +1176,21 @@ else
 fi
 ratio_target ext4-usr-dense 4 1 "ext4-usr-dense: throughput, size"
 ratio_target data 2.5 1 "data: throughput, size"
+# the fast levels against igzip on every image; reading a pipe on the
+# written zeros, where compression is not what limits spigz (on the other
+# images the pipe rows show the cost of the pipe against spigz's own row)
+for img in "${images[@]}"; do
+  lead_target "$img" spigz-1 "$img: spigz -1 vs igzip -1 at -T 1${IG1[1]:+ and -T $threads}" "${IG1[@]}"
+  lead_target "$img" spigz-3 "$img: spigz -3 vs igzip -3 at -T 1${IG3[1]:+ and -T $threads}" "${IG3[@]}"
+  [[ $img == zeros-dense ]] || continue
+  # MB/s of the row / MB/s of cat-pipe is cat-pipe's time / the row's
+  ratio_target "$img" 0.8 0 "$img: spigz-pipe (cat to spigz) MB/s vs cat-pipe (cat to cat)" spigz-pipe cat-pipe
+  ratio_target "$img" 0.8 0 "$img: spigz-dd (dd bs=16M to spigz) MB/s vs cat-pipe" spigz-dd cat-pipe
+done
 # RSS
 worst='' worst_img='' rss_bad=0 rss_res=PASS
 for img in "${images[@]}"; do
-  for t in spigz spigz-pipe; do
+  for t in spigz spigz-1 spigz-3 spigz-pipe; do
     v=${res_rss[$img,$t]:-}
     [[ -n $v ]] || continue
     if [[ -z $worst ]] || ((v > worst)); then worst=$v worst_img="$img ($t)"; fi
@@ -1069,6 +1276,8 @@ for img in "${rimages[@]}"; do
   fi
   rtarget "$img" "$img pigz file: spigz -d vs pigz -d, both to /dev/null" 1 psp.null ppigz.null pigz
   rtarget "$img" "$img pigz file: spigz -d vs pigz -d, both to a file" 1 psp.file ppigz.file pigz
+  rtarget "$img" "$img pigz file: spigz -d -c vs igzip -d -c, both to /dev/null" 1 psp.null pigzip.null igzip
+  rtarget "$img" "$img pigz file: spigz -d -o OUT (sparse) vs igzip -d -c > OUT" 1 psp.file pigzip.file igzip
   rtarget "$img" "$img: spigz -t vs pigz -t on the spigz file" 3 sp.test pigz.test pigz
 done
 if ((${#rimages[@]})); then
@@ -1122,8 +1331,10 @@ fi
 # ---- consistency (the brief's "same content, same bytes") -----------------------
 crows=()
 for img in "${images[@]}"; do
-  [[ -n ${chk_runs[$img]:-} ]] && crows+=("$img: spigz output identical across $runs runs	${chk_runs[$img]}")
-  [[ -n ${chk_pipe[$img]:-} ]] && crows+=("$img: spigz output identical from a file and from a pipe (after the gzip header)	${chk_pipe[$img]}")
+  for t in spigz spigz-1 spigz-3 spigz-pipe spigz-dd; do
+    [[ -n ${chk_runs[$img,$t]:-} ]] && crows+=("$img: $t output identical across its runs	${chk_runs[$img,$t]}")
+    [[ -n ${chk_pipe[$img,$t]:-} ]] && crows+=("$img: $t output (stdin) identical to spigz's from the file, after the gzip header	${chk_pipe[$img,$t]}")
+  done
 done
 if have ext4-usr && have ext4-usr-dense && [[ -n ${ext4_sha:-} && -n ${ext4d_sha:-} ]]; then
   crows+=("ext4-usr sparse and dense: identical spigz outputs (after the gzip header)	$( [[ $ext4_sha == "$ext4d_sha" ]] && echo yes || echo no)")
