@@ -49,9 +49,10 @@ libs="-lz -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
     libs="-ldeflate $libs"
 fi
-# the layout readers' libraries, where configure found them
+# ISA-L (levels 1 and 2, the inflate of foreign files) and the layout
+# readers' libraries, where configure found them
 layout_cflags=
-for lib in BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
+for lib in ISAL:libisal BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
     if grep -q "^#define HAVE_${lib%%:*} 1" "$dir/cfg/config.h"; then
         libs="$(pkg-config --libs ${lib#*:}) $libs"
         layout_cflags="$layout_cflags $(pkg-config --cflags ${lib#*:})"
