@@ -1022,7 +1022,7 @@ est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
   for ((k = 0; k < runs; k++)); do
     idle
     say "$img: spigz --estimate -$lv"
-    run_cmd "$run/est.kv" "$SPIGZ" --estimate -p "$threads" "-$lv" --format=kv "$path"
+    run_cmd "$run/est.kv" "$spigz" --estimate -p "$threads" "-$lv" --format=kv "$path"
     if [[ $r_status != ok ]]; then
       erows+=("$img	-$lv	$actual	$r_status	-	-	-	-	-")
       tsv "$img" "spigz --estimate" "$lv" "$threads" "$r_time" '' "$(stat -c %s "$path")" estimate "$r_status" 1 image null '' '' '' estimate \
@@ -1057,7 +1057,7 @@ if ((!no_estimate && ${#images[@]})); then
       for ((k = 0; k < runs; k++)); do
         idle
         say "ext4-usr-dense: spigz -$lv (for the estimate's reference)"
-        run_cmd "$outbase/est-ref.gz" "$SPIGZ" -c -p "$threads" "-$lv" "$imgdir/ext4-usr-dense.img"
+        run_cmd "$outbase/est-ref.gz" "$spigz" -c -p "$threads" "-$lv" "$imgdir/ext4-usr-dense.img"
         [[ $r_status == ok ]] || break
         times+=("$r_time")
       done

@@ -683,3 +683,130 @@ void rs_dual_close(struct rs_dual *d)
     free(d->scratch);
     memset(d, 0, sizeof *d);
 }
+
+/* ---- GNU gzip's look-ahead at the end of a cut stream ---- */
+
+/* gzip 1.12 decodes a code by table lookups: before each lookup it asks
+ * for as many bits as the table is wide (NEEDBITS), and at the end of the
+ * input that request fails even when the code itself is shorter.  Its root
+ * table is l bits wide, l being 9 for literal/lengths (6 for distances)
+ * kept within the code's shortest and longest lengths; a code longer than
+ * l goes on into a sub-table, whose width follows from the counts of the
+ * lengths still to place when it is made (its first code's length beyond
+ * the root, widened while longer codes remain to fill it, to at most l).
+ * need[s] gets, for every symbol s with a code, how many bits gzip asks
+ * for before it knows the code: l, or l per level passed plus the last
+ * table's width.  *width gets l.  The walk over the codes in canonical
+ * order is the one gzip's table builder makes, tables left out. */
+static void rs_gzip_needs(const struct rs_huff *hf, unsigned lbits, uint8_t *need,
+                          unsigned *width)
+{
+    unsigned shortest = 1, longest = 15;
+    while (shortest <= 15 && hf->count[shortest] == 0)
+        shortest++;
+    if (shortest > 15) { /* no codes: gzip's table is 1 bit, every entry invalid */
+        *width = 1;
+        return;
+    }
+    while (hf->count[longest] == 0)
+        longest--;
+    unsigned l = lbits < shortest ? shortest : lbits > longest ? longest : lbits;
+    *width = l;
+    unsigned code = 0, prefix[16] = {0}, tw[16] = {0}, idx = 0;
+    int h = -1, w = -(int)l;
+    for (unsigned k = shortest; k <= longest; k++) {
+        for (unsigned a = hf->count[k]; a-- > 0;) {
+            while ((int)k > w + (int)l) { /* a new table for this code */
+                h++;
+                w += (int)l;
+                unsigned room = longest - (unsigned)w, most = room < l ? room : l;
+                unsigned j = k - (unsigned)w, free_slots = 1u << j;
+                if (free_slots > a + 1 && j < most) { /* more slots than codes of
+                                                          length k left: widen */
+                    free_slots -= a + 1;
+                    unsigned len = k;
+                    while (++j < most) { /* ends at `most` unless filled first */
+                        free_slots <<= 1;
+                        if (free_slots <= hf->count[++len])
+                            break;
+                        free_slots -= hf->count[len];
+                    }
+                }
+                tw[h] = j;
+                prefix[h] = code;
+            }
+            need[hf->sym[idx++]] = (uint8_t)(h == 0 ? l : (unsigned)h * l + tw[h]);
+            /* the next code of length k, its bits reversed (as deflate sends them) */
+            unsigned bit = 1u << (k - 1);
+            while (code & bit) {
+                code ^= bit;
+                bit >>= 1;
+            }
+            code ^= bit;
+            while (h > 0 && (code & ((1u << w) - 1)) != prefix[h]) { /* left that table */
+                h--;
+                w -= (int)l;
+            }
+        }
+    }
+}
+
+uint64_t rs_gzip_cut(const uint8_t *p, size_t n, uint64_t bit)
+{
+    uint64_t end = 8 * (uint64_t)n, out = 0;
+    struct rs_huff lit, dist;
+    uint8_t lneed[RS_NSYM], dneed[32];
+    unsigned lw, dw;
+    for (;;) {
+        struct rs_hdr h;
+        if (bit + 3 > end)
+            return out;
+        enum rs_kind k = rs_header_codes(p, n, bit, &h, &lit, &dist);
+        if (k == RS_STORED) { /* every whole byte there is written */
+            uint64_t have = h.data_bit < end ? (end - h.data_bit) / 8 : 0;
+            if (have < h.stored_len)
+                return out + have;
+            out += h.stored_len;
+            bit = h.data_bit + 8 * (uint64_t)h.stored_len;
+            if (h.final)
+                return out;
+            continue;
+        }
+        if (k != RS_FIXED && k != RS_DYNAMIC) /* cut inside the header: nothing of it */
+            return out;
+        memset(lneed, 0, sizeof lneed);
+        memset(dneed, 0, sizeof dneed);
+        rs_gzip_needs(&lit, k == RS_FIXED ? 7 : 9, lneed, &lw);
+        rs_gzip_needs(&dist, k == RS_FIXED ? 5 : 6, dneed, &dw);
+        bit = h.data_bit;
+        for (;;) {
+            uint64_t v = rs_peek(p, n, bit);
+            unsigned used;
+            int s = rs_decode(&lit, v, &used);
+            if (s < 0 || s > 285 || bit + lneed[s] > end || bit + used > end)
+                return out;
+            bit += used;
+            v >>= used;
+            if (s < 256) {
+                out++;
+                continue;
+            }
+            if (s == 256)
+                break;
+            s -= 257;
+            unsigned eb = rs_lext[s];
+            if (bit + eb > end)
+                return out;
+            unsigned len = rs_lbase[s] + (unsigned)(v & ((1u << eb) - 1));
+            bit += eb;
+            v >>= eb;
+            int d = rs_decode(&dist, v, &used);
+            if (d < 0 || d > 29 || bit + dneed[d] > end || bit + used + rs_dext[d] > end)
+                return out;
+            bit += used + rs_dext[d];
+            out += len;
+        }
+        if (h.final)
+            return out;
+    }
+}

@@ -139,6 +139,15 @@ enum rs_ev rs_walk_run(struct rs_walk *w, const uint8_t *p, size_t n, bool eof);
 /* The caller dropped `bytes` (<= w->bit / 8) bytes from the window's front. */
 void rs_walk_rebase(struct rs_walk *w, size_t bytes);
 
+/* ---- GNU gzip at the end of a cut stream ---- */
+
+/* The bytes GNU gzip 1.12 writes from the blocks that start at bit `bit` of
+ * p[0..n) when the input ends at p[n] inside them: everything but the codes
+ * its look-ahead cannot reach (it asks for a table's width of bits before
+ * each code, so it stops a code or two before zlib does).  The blocks are
+ * ones zlib decoded without error up to the end. */
+uint64_t rs_gzip_cut(const uint8_t *p, size_t n, uint64_t bit);
+
 /* ---- the finder ---- */
 
 enum rs_verdict { RS_NO, RS_YES, RS_MORE };

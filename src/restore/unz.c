@@ -7,6 +7,7 @@
 #include "engine.h"
 #include "legacy.h"
 #include "pool.h"
+#include "resync.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -294,6 +295,29 @@ static void unz_gzip_cut(struct unz_ctx *c, uint64_t mlen)
     }
 }
 
+/* A block's start: its header's input bit and the member's output there. */
+struct unz_blk {
+    uint64_t bit, out;
+};
+
+/* The input ended inside a member that zlib decoded to mlen bytes: GNU gzip
+ * writes what it decoded, but its look-ahead stops it a code or two earlier
+ * (resync.h, rs_gzip_cut): those bytes come off the current item.  The
+ * current block's start is still in the buffer unless the block is over
+ * half of it (then zlib's count stands). */
+static void unz_gzip_eof(struct unz_ctx *c, struct ibuf *b, const struct unz_blk *blk,
+                         uint64_t mlen)
+{
+    uint64_t buf0 = b->total - b->len; /* input offset of b->buf[0] */
+    if (blk->bit / 8 < buf0 || c->cur == NULL)
+        return;
+    uint64_t gz = blk->out + rs_gzip_cut(b->buf, b->len, blk->bit - 8 * buf0);
+    if (gz < mlen && mlen - gz <= c->cur->len) {
+        c->cur->len -= (size_t)(mlen - gz);
+        c->pout -= mlen - gz;
+    }
+}
+
 /* Inflate one member's deflate stream into pipeline items with zlib; the
  * first `skip` bytes it decodes are out already (the fast path's). */
 static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t skip)
@@ -307,13 +331,30 @@ static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t sk
      * valid stream never reaches there, so this changes nothing for it. */
     if (inflateReset(zs) != Z_OK || inflateSetDictionary(zs, c->win, UNZ_WIN) != Z_OK)
         return unz_data_error(c, "inflate reset failed");
+    /* Where the current block starts (input bit, member output), kept in
+     * the input buffer, for a cut stream's end (unz_gzip_eof). */
+    struct unz_blk blk = {.bit = 8 * (b->total - (b->len - b->pos)), .out = 0};
+    bool keeping = b->keeping;
     for (;;) {
-        if (b->pos == b->len) {
-            if (ib_fill(b) != 0)
-                return -1;
-            if (b->pos == b->len)
-                return unz_data_error(c, "unexpected end of file");
+        if (!keeping) {
+            b->keeping = true;
+            b->keep_abs = blk.bit / 8;
         }
+        if (b->pos == b->len) {
+            int r = ib_fill(b);
+            b->keeping = keeping;
+            if (r != 0)
+                return -1;
+            if (b->pos == b->len) {
+                unz_gzip_eof(c, b, &blk, zs->total_out);
+                return unz_data_error(c, "unexpected end of file");
+            }
+        }
+        b->keeping = keeping;
+        /* a full item goes out only when more output comes: at a cut or an
+         * error its last bytes may still have to come off (unz_gzip_*) */
+        if (c->cur != NULL && c->cur->len == UNZ_OUT)
+            unz_flush(c, UNZ_DATA);
         struct unz_item *it = unz_cur(c);
         if (it == NULL)
             return -1;
@@ -321,8 +362,12 @@ static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t sk
         zs->avail_in = (uInt)(b->len - b->pos);
         zs->next_out = it->buf + it->len;
         zs->avail_out = (uInt)(UNZ_OUT - it->len);
-        int rc = inflate(zs, Z_NO_FLUSH);
+        int rc = inflate(zs, Z_BLOCK); /* as Z_NO_FLUSH, and a stop at each block's end */
         b->pos = b->len - zs->avail_in;
+        if (zs->data_type & 128) { /* between blocks: the next header is here */
+            blk.bit = 8 * (b->total - (b->len - b->pos)) - (uint64_t)(zs->data_type & 63);
+            blk.out = zs->total_out;
+        }
         size_t made = UNZ_OUT - zs->avail_out - it->len;
         if (skip > 0) {
             size_t drop = made < skip ? made : (size_t)skip;
@@ -332,8 +377,6 @@ static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t sk
         }
         c->pout += made;
         it->len += made;
-        if (it->len == UNZ_OUT)
-            unz_flush(c, UNZ_DATA);
         if (rc == Z_STREAM_END) {
             unz_keep_window(c, zs);
             return 0;

@@ -16,8 +16,9 @@
  * writing overlap, as in pigz.  The inflater is ISA-L for a seekable input
  * (unz_fast.c), zlib for a pipe, with salvage or no_fast, and wherever
  * ISA-L stops short of a member's end (zlib then gives gzip's verdict).
- * On invalid data, a member's output is cut to its last full 32 KiB, as
- * gzip's window writes it.
+ * Before an error the output is gzip's: on invalid data a member's output
+ * up to its last full 32 KiB, as gzip's window writes it; on a cut file,
+ * what gzip's look-ahead reached (resync.h, rs_gzip_cut).
  *
  * Salvage (opts.salvage): damage does not stop the decode.  The output of
  * a deflate block is trusted only once the next block header is a stored
