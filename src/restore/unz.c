@@ -67,6 +67,20 @@ int ib_fill(struct ibuf *b)
     }
 }
 
+int ib_fill_keep(struct ibuf *b, uint64_t from)
+{
+    bool keeping = b->keeping;
+    uint64_t keep_abs = b->keep_abs;
+    if (!keeping) {
+        b->keeping = true;
+        b->keep_abs = from;
+    }
+    int rc = ib_fill(b);
+    b->keeping = keeping;
+    b->keep_abs = keep_abs;
+    return rc;
+}
+
 /* Make n (<= UNZ_IN) bytes available if the input has them; returns how many
  * are, or -1 on a read error. */
 ssize_t ib_need(struct ibuf *b, size_t n)
@@ -334,23 +348,15 @@ static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t sk
     /* Where the current block starts (input bit, member output), kept in
      * the input buffer, for a cut stream's end (unz_gzip_eof). */
     struct unz_blk blk = {.bit = 8 * (b->total - (b->len - b->pos)), .out = 0};
-    bool keeping = b->keeping;
     for (;;) {
-        if (!keeping) {
-            b->keeping = true;
-            b->keep_abs = blk.bit / 8;
-        }
         if (b->pos == b->len) {
-            int r = ib_fill(b);
-            b->keeping = keeping;
-            if (r != 0)
+            if (ib_fill_keep(b, blk.bit / 8) != 0)
                 return -1;
             if (b->pos == b->len) {
                 unz_gzip_eof(c, b, &blk, zs->total_out);
                 return unz_data_error(c, "unexpected end of file");
             }
         }
-        b->keeping = keeping;
         /* a full item goes out only when more output comes: at a cut or an
          * error its last bytes may still have to come off (unz_gzip_*) */
         if (c->cur != NULL && c->cur->len == UNZ_OUT)

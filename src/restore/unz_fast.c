@@ -139,16 +139,8 @@ static void fast_window(struct unz_ctx *c, uint64_t mlen)
  * many bytes past the stream's end, given back when it ends. */
 static int fast_fill(struct ibuf *b)
 {
-    bool keeping = b->keeping;
-    uint64_t keep_abs = b->keep_abs, at = b->total - (b->len - b->pos);
-    if (!keeping) {
-        b->keeping = true;
-        b->keep_abs = at >= 8 ? at - 8 : 0;
-    }
-    int rc = ib_fill(b);
-    b->keeping = keeping;
-    b->keep_abs = keep_abs;
-    return rc;
+    uint64_t at = b->total - (b->len - b->pos);
+    return ib_fill_keep(b, at >= 8 ? at - 8 : 0);
 }
 
 /* ISA-L stopped short: drop what it made and is not out yet, and put the

@@ -125,6 +125,9 @@ enum { SV_GO_ON, SV_NO_MORE, SV_NEW_MEMBER }; /* what follows a damage */
 
 /* Read more after the unread bytes.  0 (maybe at EOF) or -1. */
 int ib_fill(struct ibuf *b);
+/* ib_fill(), keeping the input from offset `from` on in the buffer (as
+ * keep_abs does, up to cap / 2 behind pos) unless salvage keeps already. */
+int ib_fill_keep(struct ibuf *b, uint64_t from);
 /* Make n (<= UNZ_IN) bytes available if the input has them; returns how many
  * are, or -1 on a read error. */
 ssize_t ib_need(struct ibuf *b, size_t n);
