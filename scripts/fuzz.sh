@@ -49,7 +49,7 @@ libs="-lz -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
     libs="-ldeflate $libs"
 fi
-# ISA-L (levels 1 and 2, the inflate of foreign files) and the layout
+# ISA-L (levels 1 to 3, the inflate of foreign files) and the layout
 # readers' libraries, where configure found them
 layout_cflags=
 for lib in ISAL:libisal BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do

@@ -543,11 +543,11 @@ static void cli_validate(struct cli *c, int nfiles)
     c->zmin_kib = (c->zmin_kib + 3) & ~(uint64_t)3;
     if (c->suffix[0] == '\0' || strchr(c->suffix, '/') != NULL)
         cli_usage_error("invalid suffix '%s'", c->suffix);
-    /* Only compression makes pieces; a build without ISA-L has no -1, -2
+    /* Only compression makes pieces; a build without ISA-L has no -1 to -3
      * (engine.h) and says so rather than give other bytes under their names. */
     if ((c->mode == MODE_COMPRESS || c->mode == MODE_ESTIMATE) && eng_level_desc(c->level) == NULL)
         cli_usage_error("level %d is made by ISA-L, which this %s was built without "
-                        "(configure --without-isal): use -3 or above", c->level, cli_prog);
+                        "(configure --without-isal): use -4 or above", c->level, cli_prog);
     if (c->output != NULL && (c->to_stdout || nfiles > 1 || c->recursive))
         cli_usage_error("-o takes one input and excludes -c");
     if (c->output != NULL && (c->mode == MODE_TEST || c->mode == MODE_LIST))

@@ -1,6 +1,6 @@
 /* engine.c — see engine.h.  Three backends behind one struct: ISA-L's
- * stateless deflate (levels 1, 2), libdeflate (0, 3..12) and zlib (every
- * level but 1 and 2 in a build without libdeflate). */
+ * stateless deflate (levels 1..3), libdeflate (0, 4..12) and zlib (every
+ * level but 1..3 in a build without libdeflate). */
 #include "config.h"
 #include "engine.h"
 #include "splice.h"
@@ -56,16 +56,28 @@ const char *eng_name(void)
 
 int eng_max_level(void) { return ENG_MAX; }
 
+/* ISA-L's levels by spigz level: its own level and the size of its token
+ * buffer in Ki tokens.  A Huffman block ends when the token buffer fills:
+ * on data.img one covers ~270 KiB at ISA-L's default of 64 Ki tokens, ~75
+ * KiB at 16 Ki and ~40 KiB at 8 Ki.  Smaller blocks have codes that follow
+ * the data's changes: 1.3-2% smaller output for 10-25% more time, which
+ * puts levels 2 and 3 below igzip -3's size (DESIGN section 4). */
+#ifdef HAVE_ISAL
+static const struct { int sub; uint32_t tokens; } eng_isal_map[4] = {
+    {0, 0}, {2, 64}, {2, 8}, {3, 16},
+};
+#endif
+
 /* The map of engine.h: which backend and which of its levels; -1 for a
  * level this build lacks. */
 static int eng_map(int level, enum eng_kind *kind, int *sub)
 {
     if (level < 0 || level > ENG_MAX)
         return -1;
-    if (level == 1 || level == 2) {
+    if (level >= 1 && level <= 3) {
 #ifdef HAVE_ISAL
         *kind = ENG_ISAL;
-        *sub = level + 1;
+        *sub = eng_isal_map[level].sub;
         return 0;
 #else
         return -1;
@@ -73,11 +85,10 @@ static int eng_map(int level, enum eng_kind *kind, int *sub)
     }
 #ifdef HAVE_LIBDEFLATE
     *kind = ENG_LIBDEFLATE;
-    *sub = level == 3 ? 1 : level;
 #else
     *kind = ENG_ZLIB;
-    *sub = level;
 #endif
+    *sub = level;
     return 0;
 }
 
@@ -86,14 +97,10 @@ const char *eng_level_desc(int level)
     static const char *const desc[] = {
         ENG_DATA_NAME " level 0 (stored)",
 #ifdef HAVE_ISAL
-        ENG_ISAL_NAME " level 2", ENG_ISAL_NAME " level 3",
+        ENG_ISAL_NAME " level 2", ENG_ISAL_NAME " level 2, 8 Ki-token blocks",
+        ENG_ISAL_NAME " level 3, 16 Ki-token blocks",
 #else
-        NULL, NULL,
-#endif
-#ifdef HAVE_LIBDEFLATE
-        ENG_DATA_NAME " level 1",
-#else
-        ENG_DATA_NAME " level 3",
+        NULL, NULL, NULL,
 #endif
         ENG_DATA_NAME " level 4", ENG_DATA_NAME " level 5", ENG_DATA_NAME " level 6",
         ENG_DATA_NAME " level 7", ENG_DATA_NAME " level 8", ENG_DATA_NAME " level 9",
@@ -104,12 +111,16 @@ const char *eng_level_desc(int level)
     return eng_map(level, &kind, &sub) == 0 ? desc[level] : NULL;
 }
 
-/* ---- ISA-L: levels 1 and 2 ---- */
+/* ---- ISA-L: levels 1 to 3 ---- */
 #ifdef HAVE_ISAL
 
-static int isal_new(struct eng *e)
+/* The level buffer is ISA-L's hash tables (the _REQ part) and then its
+ * token buffer, 4 bytes a token (igzip_lib.h's ISAL_DEF_LVLn_* sizes). */
+static int isal_new(struct eng *e, int level)
 {
-    e->isal_buf_size = e->sub == 2 ? ISAL_DEF_LVL2_DEFAULT : ISAL_DEF_LVL3_DEFAULT;
+    uint32_t tokens = eng_isal_map[level].tokens * IGZIP_K;
+    e->isal_buf_size = e->sub == 2 ? ISAL_DEF_LVL2_REQ + ISAL_DEF_LVL2_TOKEN_SIZE * tokens
+                                   : ISAL_DEF_LVL3_REQ + ISAL_DEF_LVL3_TOKEN_SIZE * tokens;
     e->isal_buf = malloc(e->isal_buf_size);
     return e->isal_buf != NULL ? 0 : -1;
 }
@@ -200,7 +211,7 @@ struct eng *eng_new(int level, struct sp_err *err)
     int rc = -1;
     switch (e->kind) {
 #ifdef HAVE_ISAL
-    case ENG_ISAL: rc = isal_new(e); break;
+    case ENG_ISAL: rc = isal_new(e, level); break;
 #endif
 #ifdef HAVE_LIBDEFLATE
     case ENG_LIBDEFLATE:

@@ -8,15 +8,16 @@
  * words, -V prints it) is fixed when spigz is built, never chosen at run
  * time, so that the same level always gives the same bytes:
  *   0        stored blocks (libdeflate level 0, or zlib's)
- *   1, 2     ISA-L's stateless deflate at its levels 2 and 3, ended by its
- *            full flush (byte-aligned, non-final: no walk needed).  A build
- *            configured --without-isal has no levels 1 and 2 (the CLI
- *            refuses them) rather than other bytes under their names.
- *   3        libdeflate level 1
+ *   1..3     ISA-L's stateless deflate: its level 2; its level 2 with
+ *            smaller Huffman blocks; its level 3 with smaller blocks.
+ *            Ended by its full flush (byte-aligned, non-final: no walk
+ *            needed).  A build configured --without-isal has no levels 1
+ *            to 3 (the CLI refuses them) rather than other bytes under
+ *            their names.
  *   4..12    libdeflate at the same level
  * libdeflate's output is a complete stream made non-final by splice_fix().
- * Without libdeflate (--without-libdeflate) every level but 1 and 2 is zlib
- * at the same level (0..9), ended by a sync flush.  doc/DESIGN.md section 3
+ * Without libdeflate (--without-libdeflate) every level but 1 to 3 is zlib
+ * at the same level (0..9), ended by a sync flush.  doc/DESIGN.md section 4
  * gives the measurements behind the map.
  *
  * Contract: one struct eng per thread (it holds the compressor's state);
@@ -40,7 +41,7 @@ const char *eng_name(void);
 int eng_max_level(void);
 
 /* What makes level's pieces, in words ("ISA-L 2.30.0 level 2"); NULL for a
- * level this build lacks (1 or 2 without ISA-L) or out of range. */
+ * level this build lacks (1 to 3 without ISA-L) or out of range. */
 const char *eng_level_desc(int level);
 
 /* A compressor at a level eng_level_desc() names, or NULL with *err set. */
