@@ -254,7 +254,8 @@ stall_start() {
     local after=$1
     shift
     rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
-    (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$after FAULT_STALL_DIR=$SD \
+    # (no core file from the re-raised SIGXCPU/SIGXFSZ: their default dumps)
+    (cd "$W" && ulimit -c 0 && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$after FAULT_STALL_DIR=$SD \
         exec env --default-signal=INT,TERM,HUP "$SPIGZ" "$@") 2> "$T/err" &
     pid=$!
     if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
@@ -266,8 +267,10 @@ stall_start() {
     return 1
 }
 stall_go() { timeout 120 sh -c ': > "$1"' sh "$SD/go" || fail "spigz did not take up its go"; }
-# sig SIGNAL MODE: a signal while spigz is mid-run: it must exit 1 and leave
-# only the input (its partial output, under a temporary name, removed).
+# sig SIGNAL MODE: a signal while spigz is mid-run: it must remove its
+# partial output (under a temporary name), leave only the input, and die by
+# the same signal as gzip does (status 128 + the signal's number in the
+# shell), so that a loop in a script stops.
 sig() {
     local s=$1 mode=$2 args
     case $mode in
@@ -280,7 +283,7 @@ sig() {
     kill -s "$s" "$pid"
     wait "$pid"
     RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
-    rc_is "SIG$s mid-run ($mode)" 1
+    rc_is "SIG$s mid-run ($mode): killed by it" $((128 + $(kill -l "$s")))
     err_has "SIG$s mid-run ($mode): says so" "partial output removed"
     unchanged "SIG$s mid-run ($mode): input kept" big
     only "SIG$s mid-run ($mode): no stray files" big
@@ -296,8 +299,34 @@ stall_start $((8 * M)) -c big > /dev/null
 kill -s INT "$pid"
 wait "$pid"
 RC=$? CMD="spigz -c big (SIGINT mid-run)"
-rc_is "SIGINT with -c" 1
+rc_is "SIGINT with -c: killed by it" 130
 if grep -q "removed" "$T/err"; then fail "SIGINT with -c: claims an output was removed: $(errtext "$T/err")"; else pass; fi
+
+# A loop in a script stops at one Ctrl-C.  The terminal signals the whole
+# process group, and bash then stops only when its child died by the signal
+# (a child that exits 1 is taken to have handled it, and the loop goes on to
+# the next file).  setsid gives the loop its own group to signal.
+mk small $((6 * M))
+rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
+(cd "$W" && exec setsid bash -c '
+    for f in big small; do
+        if [ "$f" = big ]; then
+            LD_PRELOAD=$1 FAULT_STALL_AFTER=$2 FAULT_STALL_DIR=$3 "$0" -c "$f" > /dev/null
+        else
+            "$0" -k "$f"
+        fi
+    done' "$SPIGZ" "$FAULT_SO" $((8 * M)) "$SD") 2> "$T/err" &
+pid=$!
+if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+    kill -s INT -- "-$pid"
+else
+    kill -9 -- "-$pid"
+fi
+wait "$pid"
+RC=$? CMD="bash -c 'for f in big small; do spigz ...; done' (SIGINT to the group)"
+rc_is "a shell loop interrupted once: it stops, by SIGINT" 130
+check "a shell loop interrupted once: the next file was not compressed" test ! -e "$W/small.gz"
+rm -f "$W/small" "$W/small.gz" "$R/small"
 
 # A signal the caller ignores (nohup, background jobs) stays ignored.
 mk small $((6 * M))
@@ -476,7 +505,7 @@ for mode in di-file di-o dn-file; do
         kill -s "$s" "$pid"
         wait "$pid"
         RC=$? CMD="spigz ${args[*]} (SIG$s mid-run)"
-        rc_is "decompression, SIG$s mid-run ($mode)" 1
+        rc_is "decompression, SIG$s mid-run ($mode): killed by it" $((128 + $(kill -l "$s")))
         unchanged "decompression, SIG$s mid-run ($mode): input kept" "$src.gz"
         only "decompression, SIG$s mid-run ($mode): no stray files" "$src.gz"
     done

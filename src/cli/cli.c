@@ -139,8 +139,16 @@ static void cli_on_signal(int sig)
         (void)!write(STDERR_FILENO, rm ? removed : plain,
                      rm ? sizeof removed - 1 : sizeof plain - 1);
     }
-    (void)sig;
-    _exit(EXIT_ERR);
+    /* Die by the same signal, as gzip does, so that the caller sees it: a
+     * shell loop stops on one Ctrl-C instead of going on to the next file.
+     * The handler runs with every signal blocked: unblock this one. */
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    _exit(EXIT_ERR); /* not reached: the default action ends the process */
 }
 
 void cli_signals_install(void)
