@@ -569,6 +569,26 @@ static int dec_pipeline(struct dec_ctx *c, unsigned threads, uint64_t from, uint
     return rc;
 }
 
+/* --range must lie inside the image: an offset past its end, or a length
+ * given as a number that runs past it, is an error (dd would copy what there
+ * is and exit 0, which hides a mistyped offset from a script).  "end" as the
+ * length (UINT64_MAX) takes what there is; an offset at the very end gives 0
+ * bytes.  Returns 0, or -1 with *err set. */
+static int dec_range_check(const struct dec_opts *o, uint64_t total, struct sp_err *err)
+{
+    if (!o->range || (o->range_off <= total &&
+                      (o->range_len == UINT64_MAX || o->range_len <= total - o->range_off)))
+        return 0;
+    if (o->range_len == UINT64_MAX)
+        sp_err_set(err, SP_ERR_FORMAT, 0, "--range starts at %llu, past the end of the image "
+                   "(%llu bytes)", (unsigned long long)o->range_off, (unsigned long long)total);
+    else
+        sp_err_set(err, SP_ERR_FORMAT, 0, "--range %llu:%llu runs past the end of the image "
+                   "(%llu bytes)", (unsigned long long)o->range_off,
+                   (unsigned long long)o->range_len, (unsigned long long)total);
+    return -1;
+}
+
 /* Decode through the index.  0 done, -1 error (*err), 1 a piece disagreed
  * with the index: *emitted bytes of [from, to) went out in order (stream
  * outputs), and st->index_warning says which piece.  *counted: compressed
@@ -578,9 +598,11 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
                        struct sp_err *err)
 {
     uint64_t from = 0, to = x->total;
+    if (dec_range_check(o, x->total, err) != 0)
+        return -1; /* before a byte is written */
     if (o->range) {
-        from = o->range_off < x->total ? o->range_off : x->total;
-        to = x->total - from < o->range_len ? x->total : from + o->range_len;
+        from = o->range_off;
+        to = o->range_len == UINT64_MAX ? x->total : from + o->range_len;
     }
     struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
                         .prog = o->progress, .salvage = o->salvage};
@@ -708,6 +730,8 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     st->lzw_flags = us.lzw_flags;
     st->extras = us.extras;
     memcpy(st->extra_len, us.extra_len, sizeof st->extra_len);
+    if (rc == 0 && dec_range_check(o, us.out_bytes, err) != 0)
+        rc = -1; /* known only now: what the window held went out */
     return rc;
 }
 
