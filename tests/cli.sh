@@ -583,11 +583,9 @@ while IFS= read -r args; do
     ls -A "$W" > "$T/after"
     if cmp -s "$T/before" "$T/after"; then pass; else fail "invalid: '$CMD' created or removed files: $(diff "$T/before" "$T/after" | tr '\n' ' ')"; fi
 done <<'EOF'
--p 0 inv
 -p 1025 inv
 -p x inv
 -p -1 inv
---processes=0 inv
 -b 1 inv
 -b 31 inv
 -b 524289 inv
@@ -617,6 +615,16 @@ inv --suffix
 -d -o o.gz inv inv
 EOF
 unchanged "invalid options leave the input alone" inv
+
+# -p 0 means every online CPU (zstd's -T0), as no -p does: the same bytes.
+run -p 1 -c inv
+cp "$T/out" "$T/p1.gz"
+for args in "-p 0" "--processes=0" ""; do
+    # shellcheck disable=SC2086 # a list of arguments, or none
+    run $args -c inv
+    rc_is "spigz $args -c" 0
+    if cmp -s "$T/out" "$T/p1.gz"; then pass; else fail "spigz $args -c: other bytes than -p 1"; fi
+done
 
 # ---- metadata ----
 section "metadata"

@@ -40,7 +40,7 @@ static void cli_help(void)
 "  -0 ... -9            compression level (default 6); -10 ... -12 with\n"
 "                       libdeflate; --fast is -1, --best is -9; -V shows\n"
 "                       which library makes each level\n"
-"  -p, --processes N    threads (default: online CPUs)\n"
+"  -p, --processes N    threads, 1..1024 (default, and 0: online CPUs)\n"
 "  -b, --blocksize KiB  data chunk size in KiB (default 1024)\n"
 "      --zero-run KiB   shortest zero run coded as a zero run (default %u)\n"
 "      --no-index       compress without the index; decompress without using it\n"
@@ -76,7 +76,8 @@ static void cli_help(void)
 "      --no-progress    never show progress (the default when stderr is not a\n"
 "                       terminal)\n"
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
-"                       suffixes: powers of 1024; LEN may be 'end')\n"
+"                       suffixes: powers of 1024; LEN may be 'end'); a range\n"
+"                       past the end of the image is an error\n"
 "  -n, --no-name        compress: do not store the name and time stamp;\n"
 "                       decompress: do not restore them (the default)\n"
 "  -N, --name           compress: store them (the default for files);\n"
@@ -355,7 +356,9 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case 'l': c->mode = MODE_LIST; break;
     case 'k': c->keep = true; break;
     case 'f': c->force = true; break;
-    case 'p': c->threads = (unsigned)cli_number("-p", arg, 1, 1024); break;
+    case 'p': /* 0: every online CPU (zstd's -T0), as when -p is not given */
+        c->threads = (unsigned)cli_number("-p", arg, 0, 1024);
+        break;
     case 'b': c->chunk_kib = cli_number("-b", arg, 32, 512u << 10); break;
     case KEY_ZERO_RUN: c->zmin_kib = cli_number("--zero-run", arg, 4, 1u << 20); break;
     case KEY_NO_INDEX: c->index = false; break;
