@@ -115,4 +115,7 @@ for t in $targets; do
         grep -E '^stat::number_of_executed_units|^Done' "$dir/fuzz_$t.log" || true
     fi
 done
+# Clean runs leave nothing behind in the default build directory (a failure
+# keeps it: the log named above is in it); FUZZ_DIR is the caller's.
+[ "$status" -ne 0 ] || [ -n "${FUZZ_DIR:-}" ] || rm -rf "$dir"
 exit $status

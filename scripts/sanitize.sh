@@ -6,6 +6,8 @@
 #         writes, salvage's damage lists and compare's differences among
 #         them), with ThreadSanitizer.
 # Usage: scripts/sanitize.sh [asan|tsan]...   (default: both)
+# Builds in $SANITIZE_DIR, else ${TMPDIR:-/tmp}/spigz-sanitize, which is
+# removed when every test passed (kept, with the logs, when one failed).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
@@ -45,3 +47,7 @@ for kind in "$@"; do
     esac
     echo "sanitizer $kind: all tests passed"
 done
+# Passed: the builds go (a failure exits above and keeps them, logs and all);
+# a directory the caller named is the caller's.
+cd /
+[ -n "${SANITIZE_DIR:-}" ] || rm -rf "$base"

@@ -7,6 +7,11 @@
 # (scripts/fuzz.sh).
 set -eu
 cd "$(dirname "$0")/.."
+# What the tests leave in the temporary directory is checked at the end:
+# every spigz* entry that was not there before is a test that did not clean up.
+tmp=${TMPDIR:-/tmp}
+tmp_list() { ls -A "$tmp" | grep '^spigz' || true; }
+tmp_before=" $(tmp_list | tr '\n' ' ') "
 scripts/deps.sh test
 scripts/build.sh
 # The malformed-gzip vectors live beside the checkout (../shared/testdata/badgz);
@@ -26,4 +31,12 @@ export VERBOSE
 make -s -j"$(nproc)" distcheck
 scripts/sanitize.sh
 FUZZ_SEED=1 scripts/fuzz.sh 30
+left=
+for f in $(tmp_list); do
+    case $tmp_before in *" $f "*) ;; *) left="$left $f" ;; esac
+done
+if [ -n "$left" ]; then
+    echo "FAIL: the tests left behind in $tmp:$left" >&2
+    exit 1
+fi
 echo "all tests passed"
