@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install what building, testing, the demo and the benchmark need, on Debian 12
 # (bookworm) or a close relative.  Runs apt-get as root, or through sudo.
-# Usage: scripts/deps.sh [build|demo|test|bench]   (default: test)
+# Usage: scripts/deps.sh [build|demo|deb|test|bench]   (default: test)
 # demo is what scripts/demo.sh needs and no more: the build, mke2fs for its
 # image, and the gzip and pigz it compares with.
 set -eu
@@ -9,13 +9,15 @@ what=${1:-test}
 build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev libisal-dev check libblkid-dev libext2fs-dev ntfs-3g-dev"
 test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync fdisk mount dosfstools mtools exfatprogs exfat-fuse ntfs-3g gddrescue bash-completion"
 demo="$build gzip pigz e2fsprogs"
+deb="$build debhelper dpkg-dev fakeroot lintian gzip man-db"
 bench="$test time zerofree partclone bc gnuplot-nox"
 case $what in
     build) pkgs=$build ;;
     demo) pkgs=$demo ;;
+    deb) pkgs=$deb ;;
     test) pkgs=$test ;;
     bench) pkgs=$bench ;;
-    *) echo "usage: $0 [build|demo|test|bench]" >&2; exit 1 ;;
+    *) echo "usage: $0 [build|demo|deb|test|bench]" >&2; exit 1 ;;
 esac
 missing=""
 for p in $pkgs; do

@@ -3,8 +3,9 @@
 # and the shell tests (CLI, round trips through every gunzip, errors) through
 # `make distcheck`, which also proves the release tarball builds and passes;
 # then the unit tests again under AddressSanitizer/UBSan and the pipeline
-# under ThreadSanitizer (scripts/sanitize.sh), and a short run of each fuzzer
-# (scripts/fuzz.sh).
+# under ThreadSanitizer (scripts/sanitize.sh), a short run of each fuzzer
+# (scripts/fuzz.sh), and the Debian package built, installed and tried
+# (scripts/deb.sh).
 set -eu
 cd "$(dirname "$0")/.."
 # What the tests leave in the temporary directory is checked at the end:
@@ -31,6 +32,8 @@ export VERBOSE
 make -s -j"$(nproc)" distcheck
 scripts/sanitize.sh
 FUZZ_SEED=1 scripts/fuzz.sh 30
+# The Debian package: builds, lintian, installs, works, removed again.
+scripts/deb.sh
 left=
 for f in $(tmp_list); do
     case $tmp_before in *" $f "*) ;; *) left="$left $f" ;; esac
