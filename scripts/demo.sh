@@ -6,7 +6,7 @@
 # gzip -t and a full round trip, and print both.
 # The image lives in $DEMO_DIR (default /var/tmp/spigz-demo), never in the
 # tree, and is removed at the end unless DEMO_KEEP=1 (or --keep) asks to keep
-# it for the next run.  Disk: 2.3 GiB while it runs (the image, the files
+# it for the next run.  Disk: up to 3 GB while it runs (the image, the files
 # staged for it, the two backups).
 set -euo pipefail
 cd "$(dirname "$0")/.."
