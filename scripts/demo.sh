@@ -77,6 +77,7 @@ gzip -t "$dir/demo.spigz.gz" && echo "gzip -t: spigz's output is a valid gzip fi
 gzip -dc "$dir/demo.spigz.gz" | cmp - "$img" && echo "round trip: gzip -dc gives back the image byte for byte"
 awk -v a="$(cat "$dir/demo.spigz.gz.time")" -v b="$(cat "$dir/demo.pigz.gz.time")" \
     'BEGIN { printf "spigz is %.1fx faster than pigz here\n", b / a }'
+rm -f "$dir"/demo.*.gz "$dir"/demo.*.time
 if [ "$keep" = 1 ]; then
     echo "the image stays in $img for the next run (remove it with: rm -r $dir)"
 else
