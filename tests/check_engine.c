@@ -138,6 +138,30 @@ START_TEST(pieces_concatenate)
 END_TEST
 
 /* The map of engine.h, as -V prints it. */
+/* eng_crc32 (ISA-L's, libdeflate's or zlib's, whichever is linked) is the
+ * CRC-32 zlib computes, from any start value, at every alignment and at the
+ * lengths where folding implementations change paths (0 to 300 bytes, then
+ * around the 64- and 256-byte steps up to 70 KiB). */
+START_TEST(crc32_matches_zlib)
+{
+    size_t cap = 70000 + 64;
+    uint8_t *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < cap; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (uint8_t)(x >> 24);
+    }
+    for (size_t off = 0; off < 64; off += 7)
+        for (size_t n = 0; n + off < cap; n = n < 300 ? n + 1 : n * 5 / 4 + 3) {
+            uint32_t start = (uint32_t)(n * 2654435761u);
+            ck_assert_uint_eq(eng_crc32(start, p + off, n),
+                              (uint32_t)crc32(start, p + off, (uInt)n));
+        }
+    free(p);
+}
+END_TEST
+
 START_TEST(level_map)
 {
 #ifdef HAVE_ISAL
@@ -164,6 +188,7 @@ int main(void)
     tcase_add_test(t, pieces_at_every_level);
     tcase_add_test(t, pieces_concatenate);
     tcase_add_test(t, level_map);
+    tcase_add_test(t, crc32_matches_zlib);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
