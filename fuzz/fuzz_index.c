@@ -34,8 +34,12 @@
  *     when it succeeds, whatever the indexed pass wrote;
  *   - dec_run without the index (idx_load said 0) outputs the reference
  *     content first when it succeeds (T may hold more gzip members);
- *   - dec_list() is exact exactly when the index is used, with the
- *     reference length.
+ *   - dec_list() is exact when the index is used, with the reference
+ *     length (or when T holds a whole spigz file of its own: then as the
+ *     sum of the parts);
+ *   - a loaded index exports in both --export-index formats, to exactly
+ *     the size announced, or is refused when the data member does not
+ *     start the file.
  *
  * With SPIGZ_FUZZ_DUMP_SEEDS=DIR in the environment, the harness writes its
  * seeds (each variant's valid trailing region under a few flag values) into
@@ -56,6 +60,7 @@
 #include "compress.h"
 #include "dec.h"
 #include "idx.h"
+#include "xidx.h"
 #include "osink.h"
 #include "out.h"
 
@@ -338,6 +343,27 @@ static void check_index(const struct idx *x, const struct variant *v, uint64_t b
     CHECK(x->p[x->n].coff == x->data_len - x->header_len - 10);
 }
 
+/* --export-index: a loaded index exports in both formats, exactly
+ * xidx_size() bytes, when its data member starts the file; otherwise it is
+ * refused as a format error, writing nothing. */
+static void check_export(const struct idx *x, uint64_t fsize)
+{
+    for (int f = XIDX_GZTOOL; f <= XIDX_INDEXED_GZIP; f++) {
+        int fd = memfd_create("fuzz-xidx", MFD_CLOEXEC);
+        CHECK(fd >= 0);
+        struct sp_err err = {0};
+        int rc = xidx_write(x, fsize, (enum xidx_fmt)f, fd, &err);
+        off_t len = lseek(fd, 0, SEEK_END);
+        if (x->base == 0) {
+            CHECK(rc == 0);
+            CHECK((uint64_t)len == xidx_size(x, (enum xidx_fmt)f));
+        } else {
+            CHECK(rc == -1 && err.kind == SP_ERR_FORMAT && len == 0);
+        }
+        close(fd);
+    }
+}
+
 static size_t read_all(int fd, uint8_t *p, size_t cap)
 {
     size_t n = 0;
@@ -385,6 +411,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (lr == 1) {
         check_index(&x, v, base);
         big = x.max_ulen > DEC_PIECE_LIMIT || x.max_clen > DEC_PIECE_LIMIT;
+        check_export(&x, fsize);
         idx_free(&x);
     } else {
         CHECK(x.p == NULL);
@@ -399,9 +426,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* with an index, -l reads it alone; without one, it decodes the
      * whole file, as gzip -l does: it fails where the decode below fails */
     CHECK(lrc == 0 || lr == 0);
-    CHECK(lrc != 0 || l.exact == (lr == 1));
-    if (l.exact) {
+    CHECK(lrc != 0 || lr == 0 || l.exact);
+    if (l.exact && lr == 1) {
+        CHECK(l.parts == 1);
         CHECK(l.uncompressed == v->content.n);
+        CHECK(l.compressed == fsize - base);
+    } else if (l.exact) {
+        /* spigz files joined: T held a whole one after the data member's
+         * own index; each part was validated on its own */
+        CHECK(l.parts > 1);
         CHECK(l.compressed == fsize - base);
     }
 

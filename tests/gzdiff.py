@@ -1624,7 +1624,8 @@ def messages(h, c, rg, rs, names):
         h.allow("D-verbose-notes")
         ge = ge2
         se = re.sub(r"(?m)^\S+: .*: (?:extra field of \d+ bytes ignored|decoded through its "
-                    r"index|exact sizes from its index|the size shown is gzip's.*)$", "", se)
+                    r"index|exact sizes from (?:its index|the indexes .*)|the size shown is gzip's.*|"
+                    r"\d+ members: the size shown is the last one's.*)$", "", se)
     gn = {n for n in names if len(n) > 1 and name_pattern(n).search(ge)}
     sn = {n for n in names if len(n) > 1 and name_pattern(n).search(se)}
     miss = sorted(gn - sn)
@@ -1662,7 +1663,9 @@ def compare(h, c, rg, rs):
     # D-verbose-notes: what spigz says with -v about -l's sizes and its index
     if not rg.err.strip():
         rs.err, gone = drop_lines(rs.err, [rb"the size shown is gzip's",
+                                           rb"members: the size shown is the last one's",
                                            rb"exact sizes from its index",
+                                           rb"exact sizes from the indexes",
                                            rb"decoded through its index"])
         if gone:
             h.allow("D-verbose-notes")

@@ -41,89 +41,130 @@ EOF
 cat > "$PY/lines.py" <<'EOF'
 import re
 SIZE = r"[0-9]+(?:\.[0-9]+)? (?:B|KiB|MiB|GiB|TiB)"
+# done/total: "12.0/128 MiB" when both are in one unit, else "512 KiB/128 MiB"
+DONE = r"(?P<done>[0-9]+(?:\.[0-9]+)?(?: (?:B|KiB|MiB|GiB|TiB))?)/(?P<total>" + SIZE + ")"
 ETA = r"ETA (?:--:--|[0-9]+:[0-5][0-9](?::[0-5][0-9])?)"
 NAME = r"(?P<name>\S.*?)"
-# The fields after the name, in order; a narrow terminal drops them from the end.
+TIME = r"[0-9]+:[0-5][0-9](?::[0-5][0-9])?"
+# The fields after the name, in the order shown; a narrow terminal drops the
+# least important first (percent, rate and ETA last, after the name).
 FORMS = {
-    # NAME  P%  DONE/TOTAL  RATE/s  ETA m:ss  zeros Z%  out O%
-    "c": [r"(?P<pct>[0-9]+)%", rf"(?P<done>{SIZE})/(?P<total>{SIZE})", rf"{SIZE}/s", ETA,
-          r"zeros (?P<zeros>[0-9]+)%", r"out (?P<ratio>[0-9.]+)%"],
-    # NAME  P%  DONE/TOTAL  RATE/s  ETA m:ss  out SIZE (Rx)
-    "d": [r"(?P<pct>[0-9]+)%", rf"(?P<done>{SIZE})/(?P<total>{SIZE})", rf"{SIZE}/s", ETA,
-          rf"out (?P<out>{SIZE}) \((?P<ratio>[0-9.]+)x\)"],
-    # no total: NAME  DONE  RATE/s  zeros Z%  out O%
-    "cp": [rf"(?P<done>{SIZE})", rf"{SIZE}/s", r"zeros (?P<zeros>[0-9]+)%",
-           r"out (?P<ratio>[0-9.]+)%"],
-    # no total: NAME  DONE  RATE/s  out SIZE (Rx)
-    "dp": [rf"(?P<done>{SIZE})", rf"{SIZE}/s", rf"out (?P<out>{SIZE}) \((?P<ratio>[0-9.]+)x\)"],
+    # NAME  P%  DONE/TOTAL  ELAPSED  RATE/s  ETA m:ss  zeros Z%  out O%
+    "c": [r"(?P<pct>[0-9]+)%", DONE, rf"(?P<time>{TIME})",
+          rf"{SIZE}/s", ETA, r"zeros (?P<zeros>[0-9]+)%", r"out (?P<ratio>[0-9.]+)%"],
+    # sequential restore, measured by compressed input:
+    # NAME  P%  DONE/TOTAL  ELAPSED  RATE/s  ETA m:ss  out SIZE (Rx)
+    "d": [r"(?P<pct>[0-9]+)%", DONE, rf"(?P<time>{TIME})",
+          rf"{SIZE}/s", ETA, rf"out (?P<out>{SIZE}) \((?P<ratio>[0-9.]+)x\)"],
+    # restore through the index, measured by the image's bytes written:
+    # NAME  P%  DONE/TOTAL  ELAPSED  RATE/s  ETA m:ss  in SIZE
+    "di": [r"(?P<pct>[0-9]+)%", DONE, rf"(?P<time>{TIME})",
+           rf"{SIZE}/s", ETA, rf"in (?P<in>{SIZE})"],
+    # no total: NAME  DONE  ELAPSED  RATE/s  zeros Z%  out O%
+    "cp": [rf"(?P<done>{SIZE})", rf"(?P<time>{TIME})", rf"{SIZE}/s",
+           r"zeros (?P<zeros>[0-9]+)%", r"out (?P<ratio>[0-9.]+)%"],
+    # no total: NAME  DONE  ELAPSED  RATE/s  out SIZE (Rx)
+    "dp": [rf"(?P<done>{SIZE})", rf"(?P<time>{TIME})", rf"{SIZE}/s",
+           rf"out (?P<out>{SIZE}) \((?P<ratio>[0-9.]+)x\)"],
 }
-# Before anything is counted the fields after the rate are left out.
+# Before anything is counted the fields after the ETA are left out.
 EARLY = {
-    "c": rf"\S.*?  0%  0 B/{SIZE}  0 B/s  {ETA}",
-    "d": rf"\S.*?  0%  0 B/{SIZE}  0 B/s  {ETA}",
-    "cp": r"\S.*?  0 B  0 B/s",
-    "dp": r"\S.*?  0 B  0 B/s",
+    "c": rf"\S.*?  0%  0(?: B)?/{SIZE}  {TIME}  0 B/s  {ETA}",
+    "d": rf"\S.*?  0%  0(?: B)?/{SIZE}  {TIME}  0 B/s  {ETA}",
+    "di": rf"\S.*?  0%  0(?: B)?/{SIZE}  {TIME}  0 B/s  {ETA}",
+    "cp": rf"\S.*?  0 B  {TIME}  0 B/s",
+    "dp": rf"\S.*?  0 B  {TIME}  0 B/s",
 }
+# The summary line that ends a run that succeeded.
+SUMMARY = (rf"(?P<name>\S.*?): (?P<ok>OK, )?(?P<in>{SIZE}) => (?P<out>{SIZE})"
+           rf" \((?P<ratio>[0-9.]+(?:%|x))\) in (?:[0-9.]+ s|{TIME}), {SIZE}/s"
+           r"(?:, zeros (?P<zeros>[0-9]+)%)?")
 
 def form(kind, full):
-    """The regex of an update: every field, or (full false) the name, the
-    first two fields and any of the others from the left."""
+    """The regex of an update: every field, or (full false) any of them but
+    the first, the name too, in their order."""
     f = FORMS[kind]
     if full:
         return NAME + "".join("  " + x for x in f)
-    tail = ""
-    for x in reversed(f[2:]):
-        tail = f"(?:  {x}{tail})?"
-    return NAME + "  " + f[0] + "  " + f[1] + tail
+    return "(?:" + NAME + "  )?" + f[0] + "".join(f"(?:  {x})?" for x in f[1:])
 
 def updates(text, kind, width, errors, full=True):
     """Split the \r-separated updates, check each one, return the matches
-    (None for an update made before anything was counted)."""
+    (None for an update made before anything was counted).  KIND may be
+    "a/b": each update is of one form or the other (a restore through the
+    index is measured by its input until the index is read)."""
     out = []
-    rx = form(kind, full)
+    kinds = kind.split("/")
     for i, u in enumerate(text.split("\r")[1:]):
         line = u.rstrip(" ")
         if len(u) > width - 1:
             errors.append(f"update {i} is {len(u)} columns, more than {width - 1}: {u!r}")
-        m = re.fullmatch(rx, line)
-        if m is None and re.fullmatch(EARLY[kind], line) is None:
+        m = None
+        for k in kinds:
+            m = m or re.fullmatch(form(k, full), line)
+        if m is None and not any(re.fullmatch(EARLY[k], line) for k in kinds):
             errors.append(f"update {i} does not match the {kind} form: {line!r}")
         out.append(m)
     return out
+
+def summary(line, name, errors):
+    m = re.fullmatch(SUMMARY, line)
+    if m is None:
+        errors.append(f"no summary line: {line!r}")
+    elif m["name"] != name:
+        errors.append(f"summary of {m['name']!r}, expected {name!r}")
+    return m
 EOF
 
 # check_file.py KIND ELAPSED FILE [NAME ZEROS TOTAL OUT]: a forced progress
 # run's stderr (not a terminal): "\r"-separated updates, at most 5 a second of
-# ELAPSED plus 2, percent never going back, ended by one "\n" after a last
+# ELAPSED plus 2, percent never going back, ended by a "\n" after a last
 # update at 100% (for a known total) with the expected name, zero share, total
-# and output; no escape sequence, nothing after the newline.
+# and output; then the summary line (unless SUMMARY=0), no escape sequence,
+# nothing else.
 cat > "$PY/check_file.py" <<'EOF'
-import sys
+import os, re, sys
 sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
-from lines import updates
+from lines import updates, summary
 kind, elapsed, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 want = sys.argv[4:]
 text = open(path, "rb").read().decode("utf-8", "replace")
 errors = []
+lines = 1 if os.environ.get("SUMMARY") == "0" else 2
 if not text.startswith("\r"):
     errors.append(f"stderr does not start with a \\r update: {text[:80]!r}")
-if not text.endswith("\n") or text.count("\n") != 1:
-    errors.append(f"stderr must end with its only newline: {text[-120:]!r}")
+if not text.endswith("\n") or text.count("\n") != lines:
+    errors.append(f"stderr must end with its {lines} newlines: {text[-160:]!r}")
 if "\x1b" in text:
     errors.append("an escape sequence in a non-terminal's progress")
-ms = updates(text.rstrip("\n"), kind, 80, errors)
+body, _, rest = text.partition("\n")
+if lines == 2 and want:
+    summary(rest.rstrip("\n"), want[0], errors)
+ms = updates(body, kind, 80, errors, full=False)
+for m in ms:  # the fields a narrow line keeps last are always there at 80 columns
+    if m is not None and "total" in m.groupdict() and not re.search(r"/s  ETA ", m.group(0)):
+        errors.append(f"no rate and ETA: {m.group(0)!r}")
 n = len(ms)
 if n == 0:
     errors.append("no update at all in a run of %.2f s" % elapsed)
 if n > 5 * elapsed + 2:
     errors.append(f"{n} updates in {elapsed:.2f} s: more than 5 a second")
-def size(v):
-    n, u = v.split()
+def size(v, unit_of=None):
+    n, _, u = v.partition(" ")
+    u = u or unit_of.partition(" ")[2]  # "12.0/128 MiB": done takes total's unit
     return float(n) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(u)
-for key, conv in (("pct", int), ("done", size), ("out", size)):
-    seq = [conv(m[key]) for m in ms if m is not None and key in m.groupdict()]
-    if seq != sorted(seq):
-        errors.append(f"{key} went back: {seq}")
+def value(m, key):
+    if key == "pct":
+        return int(m[key])
+    return size(m[key], m.groupdict().get("total") if key == "done" else None)
+for key in ("pct", "done", "out", "in"):
+    # within one form: a restore through an index that turns out to lie
+    # goes from counting its output to counting its input
+    for rx in {m.re.pattern for m in ms if m is not None}:
+        seq = [value(m, key) for m in ms
+               if m is not None and m.re.pattern == rx and m.groupdict().get(key)]
+        if seq != sorted(seq):
+            errors.append(f"{key} went back: {seq}")
 last = ms[-1] if ms else None
 if last is None:
     errors.append("the last update is not a complete one")
@@ -140,7 +181,8 @@ elif want:
         errors.append(f"total {g.get('total', g.get('done'))!r}, expected {total!r}")
     if out != "-" and g.get("out") != out:
         errors.append(f"out {g.get('out')!r}, expected {out!r}")
-    if kind in ("c", "cp") and not 45 <= float(g["ratio"]) <= 55:
+    # (a long name, as a device's, leaves no room for the ratio at 80 columns)
+    if kind in ("c", "cp") and g.get("ratio") is not None and not 45 <= float(g["ratio"]) <= 55:
         errors.append(f"compressed share {g['ratio']}%: half the input is random, half zero")
 for e in errors:
     print("progress:", e, file=sys.stderr)
@@ -201,22 +243,25 @@ same = bytes(out) == open(ref, "rb").read()
 print(f"{elapsed:.3f} {first if first is not None else -1:.3f} {rc} {int(same)}")
 EOF
 
-# check_tty.py KIND ELAPSED FIRST COLS FILE: what a terminal got: updates at
-# most COLS-1 wide, the first one after 0.5 s at the earliest, at most 5 a
-# second, no newline, the line blanked at the end ("\r", spaces, "\r").
+# check_tty.py KIND ELAPSED FIRST COLS FILE NAME: what a terminal got: updates
+# at most COLS-1 wide, the first one after 0.5 s at the earliest, at most 5 a
+# second, no newline, the line blanked at the end ("\r", spaces, "\r"), then
+# the summary line of NAME and the only newline.
 cat > "$PY/check_tty.py" <<'EOF'
 import re, sys
 sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
-from lines import updates
-kind, elapsed, first, cols, path = sys.argv[1:6]
+from lines import updates, summary
+kind, elapsed, first, cols, path, name = sys.argv[1:7]
 elapsed, first, cols = float(elapsed), float(first), int(cols)
 text = open(path, "rb").read().decode("utf-8", "replace")
 errors = []
-if "\n" in text:
-    errors.append("a newline in a terminal's progress")
-m = re.search(r"\r( +)\r$", text)
+m = re.search(r"\r( +)\r([^\r\n]*)\r\n$", text)
 if m is None:
-    errors.append(f"the line is not blanked at the end: {text[-100:]!r}")
+    errors.append(f"the line is not blanked and followed by the summary: {text[-160:]!r}")
+else:
+    summary(m.group(2), name, errors)
+if "\n" in (text[:m.start()] if m else text):
+    errors.append("a newline in a terminal's progress")
 body = text[:m.start()] if m else text
 ms = updates(body, kind, cols, errors, full=cols >= 80)
 if m is not None and ms and len(m.group(1)) < len(body.rsplit("\r", 1)[-1].rstrip(" ")):
@@ -303,12 +348,22 @@ cat "$W/big" | (cd "$W" && exec timeout 120 "$SPIGZ" -c --progress) 2> "$T/err" 
 RC=${PIPESTATUS[1]}
 ELAPSED=$(since "$t")
 forced cp "cat FILE | spigz -c --progress" "$T/c.out" "$W/stdin.gz" stdin 50 "128 MiB" -
+# --size gives the pipe a total: percent and ETA.
+t=$(now)
+# shellcheck disable=SC2002 # a pipe, not a file: no total
+cat "$W/big" | (cd "$W" && exec timeout 120 "$SPIGZ" -c --progress --size 128M) 2> "$T/err" |
+    "$PY3" "$PY/throttle.py" "$CRATE" "$T/c.out"
+RC=${PIPESTATUS[1]}
+ELAPSED=$(since "$t")
+forced c "cat FILE | spigz -c --progress --size 128M" "$T/c.out" "$W/stdin.gz" stdin 50 "128 MiB" -
 
 # ---- forced on a file: decompression ----
 
 section "--progress, decompression"
 slow "$T/d.out" "$DRATE" -dc --progress big.gz
-forced d "-dc --progress FILE.gz (index)" "$T/d.out" "$W/big" big.gz - - "128 MiB"
+# Through the index the line counts the image's bytes written (the exact
+# total from the index), not the compressed bytes read.
+forced di/d "-dc --progress FILE.gz (index)" "$T/d.out" "$W/big" big.gz - "128 MiB" -
 slow "$T/d.out" "$DRATE" -dc --progress seq.gz
 forced d "-dc --progress FILE.gz (sequential)" "$T/d.out" "$W/big" seq.gz - - "128 MiB"
 slow "$T/d.out" "$DRATE" -dc --progress --no-index big.gz
@@ -326,7 +381,7 @@ forced dp "cat FILE.gz | spigz -dc --progress" "$T/d.out" "$W/big" stdin - - "12
 # A file named with control characters shows them as '?'.
 cp "$W/big.gz" "$W/a"$'\t'"b.gz"
 slow "$T/d.out" "$DRATE" -dc --progress "a"$'\t'"b.gz"
-forced d "-dc --progress NAME-WITH-TAB" "$T/d.out" "$W/big" "a?b.gz" - - "128 MiB"
+forced di/d "-dc --progress NAME-WITH-TAB" "$T/d.out" "$W/big" "a?b.gz" - "128 MiB" -
 
 # An index that lies about a piece three quarters in: the indexed path stops
 # there and the sequential one starts over; the counters wait for it to pass
@@ -384,7 +439,7 @@ slow "$T/d.out" "$DRATE" -dc --progress lie.gz
 check "-dc --progress LYING-INDEX: exit status $RC (a warning)" [ "$RC" -eq 2 ]
 check "-dc --progress LYING-INDEX: stdout" cmp -s "$T/d.out" "$W/big"
 head -n 1 "$T/err" > "$T/err1"
-if "$PY3" "$PY/check_file.py" d "$ELAPSED" "$T/err1" lie.gz - - "128 MiB" &&
+if SUMMARY=0 "$PY3" "$PY/check_file.py" di/d "$ELAPSED" "$T/err1" lie.gz - - "128 MiB" &&
     tail -n +2 "$T/err" | grep -q '^spigz: lie.gz: index not used (the piece at offset'; then
     pass
 else
@@ -397,11 +452,12 @@ section "messages after the line"
 slow "$T/c.out" "$CRATE" -v -c --progress big
 check "-v --progress: exit status $RC" [ "$RC" -eq 0 ]
 tail -n 1 "$T/err" > "$T/last"
-if grep -q '^big:.*%' "$T/last" && [ "$(tr -cd '\n' < "$T/err" | wc -c)" -eq 2 ] &&
-    head -n 1 "$T/err" | grep -q $'^\r'; then
+if grep -q '^big:.*%' "$T/last" && [ "$(tr -cd '\n' < "$T/err" | wc -c)" -eq 3 ] &&
+    head -n 1 "$T/err" | grep -q $'^\r' &&
+    sed -n 2p "$T/err" | grep -q '^big: 128 MiB => .* in .*, zeros 50%$'; then
     pass
 else
-    fail "-v --progress: the verbose line must follow the ended progress line: $(errtext "$T/err")"
+    fail "-v --progress: the summary, then the verbose line, must follow the ended progress line: $(errtext "$T/err")"
 fi
 
 # A corrupt file read sequentially: the error comes after a second or more.
@@ -436,10 +492,37 @@ for args in "-c big" "-c --progress -q big" "-c -q --progress big" \
 done
 slow "$T/d.out" $((2 * DRATE)) -dc big.gz
 check "-dc, stderr a file: silent" [ ! -s "$T/err" ]
-# A quick run prints nothing even when forced.
+# A quick run draws no line even when forced, but says what it did.
 head -c 100000 "$W/big" > "$W/small"
 (cd "$W" && "$SPIGZ" -c --progress small > "$T/s.out") 2> "$T/err"
-check "--progress on a run under 0.5 s prints nothing" [ ! -s "$T/err" ]
+if [ "$(wc -l < "$T/err")" -eq 1 ] && ! grep -q $'\r' "$T/err" &&
+    grep -q '^small: 97.7 KiB => 97.[0-9] KiB (100.[0-9]%) in [0-9.]* s, .*/s, zeros 0%$' "$T/err"; then
+    pass
+else
+    fail "--progress on a run under 0.5 s: only the summary line: $(errtext "$T/err")"
+fi
+# --format=json reports each file on stderr, with or without a display, -q too.
+(cd "$W" && "$SPIGZ" -q -c --format=json small > "$T/s.out") 2> "$T/err"
+if "$PY3" - "$T/err" <<'EOF'; then pass; else fail "--format=json report: $(errtext "$T/err")"; fi
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+r = json.loads(lines[0])
+ok = len(lines) == 1 and r["operation"] == "compress" and r["file"] == "small" and \
+    r["output"] == "stdout" and r["in_bytes"] == 100000 and r["level"] == 6 and \
+    r["out_bytes"] > 100000 and r["zero_bytes"] == 0 and r["seconds"] >= 0
+sys.exit(0 if ok else 1)
+EOF
+(cd "$W" && "$SPIGZ" -t --format=json big.gz seq.gz) 2> "$T/err"
+if "$PY3" - "$T/err" <<'EOF'; then pass; else fail "-t --format=json: $(errtext "$T/err")"; fi
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+ok = [(r["operation"], r["file"], r["path"], r["out_bytes"]) for r in rs] == \
+    [("test", "big.gz", "index", 128 << 20), ("test", "seq.gz", "sequential", 128 << 20)]
+sys.exit(0 if ok and all("output" not in r for r in rs) else 1)
+EOF
+(cd "$W" && "$SPIGZ" -dc --format=kv big.gz > "$T/d.out") 2> "$T/err"
+check "-dc --format=kv: key=value lines" grep -qx 'out_bytes=134217728' "$T/err"
+check "-dc --format=kv: the output" cmp -s "$T/d.out" "$W/big"
 (cd "$W" && "$SPIGZ" -l --progress big.gz > "$T/l.out") 2> "$T/err"
 check "-l --progress prints no progress" [ ! -s "$T/err" ]
 
@@ -457,7 +540,8 @@ tty_run() {
     check "$desc: stdout differs from the run without a terminal" [ "$same" -eq 1 ]
     if [ "$kind" = none ]; then
         check "$desc: nothing on the terminal" [ ! -s "$T/pty.out" ]
-    elif "$PY3" "$PY/check_tty.py" "$kind" "$elapsed" "$first" "$cols" "$T/pty.out"; then
+    elif "$PY3" "$PY/check_tty.py" "$kind" "$elapsed" "$first" "$cols" "$T/pty.out" \
+        "${@: -1}"; then
         pass
     else
         fail "$desc: $(errtext "$T/pty.out")"
@@ -465,20 +549,138 @@ tty_run() {
 }
 tty_run c "-c FILE, stderr a terminal" "$W/big.gz" "$CRATE" 80 -c big
 tty_run c "-c FILE, a 60-column terminal" "$W/big.gz" "$CRATE" 60 -c big
-tty_run d "-dc FILE.gz, stderr a terminal" "$W/big" "$DRATE" 80 -dc big.gz
+tty_run di/d "-dc FILE.gz, stderr a terminal" "$W/big" "$DRATE" 80 -dc big.gz
 tty_run none "-q -c FILE, stderr a terminal" "$W/big.gz" "$CRATE" 80 -q -c big
 tty_run none "--no-progress -c FILE, stderr a terminal" "$W/big.gz" "$CRATE" 80 \
     --no-progress -c big
-# A very narrow terminal keeps only what fits; the line is never wider.
+# A very narrow terminal keeps what fits, percent, rate and ETA before the
+# name; the line is never wider.
 res=$(cd "$W" && PTY_OUT=$T/pty.out "$PY3" "$PY/on_tty.py" "$W/big.gz" "$CRATE" 30 \
     timeout 120 "$SPIGZ" -c big) || fail "30 columns: on_tty.py failed"
 if "$PY3" - "$T/pty.out" <<'EOF'; then pass; else fail "30 columns: $(errtext "$T/pty.out")"; fi
 import re, sys
 t = open(sys.argv[1], "rb").read().decode()
-ups = [u for u in t.split("\r")[1:] if u.strip()]
-ok = ups and all(len(u) <= 29 for u in t.split("\r")) and \
-    all(re.fullmatch(r"(?:\S.*  )?[0-9]+%  .*", u.rstrip()) for u in ups)
+body = t[:t.rindex("\r", 0, t.rindex("\r", 0, len(t) - 2))]  # less the blanking and summary
+ups = [u for u in body.split("\r")[1:] if u.strip()]
+rx = r"(?:\S.*?  )?[0-9]+%(?:  .*)?  [0-9.]+ (?:B|KiB|MiB|GiB)/s  ETA \S+"
+ok = ups and all(len(u) <= 29 for u in body.split("\r")) and \
+    all(re.fullmatch(rx, u.rstrip()) for u in ups)
 sys.exit(0 if ok else 1)
 EOF
+
+# A terminal resized while the line is shown (SIGWINCH): narrowed below the
+# line, widened, narrowed again.  The bytes it got are replayed on a model
+# of a terminal that rewraps its lines on a resize: before each update the
+# row holds one whole update and nothing else, the cursor never goes above
+# the line, and at the end the screen holds the summary line alone.
+cat > "$PY/resize.py" <<'EOF'
+import fcntl, os, pty, re, select, struct, subprocess, sys, termios, time
+sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
+from lines import form, EARLY, SUMMARY
+rate, cmd = float(sys.argv[1]), sys.argv[2:]
+sizes = [100, 40, 100, 30]
+master, slave = pty.openpty()
+def winsize(cols):
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+winsize(sizes[0])
+p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+t0, n, tty, events = time.monotonic(), 0, bytearray(), [(0, sizes[0])]
+fd, open_fds = p.stdout.fileno(), None
+open_fds = {fd, master}
+while open_fds:
+    want = [master] if master in open_fds else []
+    ahead = n / rate - (time.monotonic() - t0)
+    if fd in open_fds and ahead <= 0:
+        want.append(fd)
+    r, _, _ = select.select(want, [], [], max(ahead, 0) if fd in open_fds else 10)
+    for f in r:
+        try:
+            b = os.read(f, 1 << 16)
+        except OSError:
+            b = b""
+        if not b:
+            open_fds.discard(f)
+        elif f == fd:
+            n += len(b)
+        else:
+            tty += b
+            # the next size once three more updates came at this one
+            if len(events) < len(sizes) and tty.count(b"\r") >= 3 * len(events):
+                winsize(sizes[len(events)])
+                events.append((len(tty), sizes[len(events)]))
+    if fd not in open_fds and p.poll() is not None:
+        while master in open_fds and select.select([master], [], [], 0.2)[0]:
+            try:
+                b = os.read(master, 1 << 16)
+            except OSError:
+                b = b""
+            if not b:
+                break
+            tty += b
+        break
+rc = p.wait()
+text = tty.decode("utf-8", "replace")
+errors = [] if rc == 0 else [f"exit status {rc}"]
+if len(events) < len(sizes):
+    errors.append(f"the run ended after {len(events) - 1} resizes of {len(sizes) - 1}")
+update = re.compile(form("c", False) + "|" + EARLY["c"])
+# The model: logical lines, the cursor an index into the current one; a
+# resize rewraps the rows, so it changes nothing but the width.
+lines, cur, pending, width, ev, i = [[]], 0, False, sizes[0], 1, 0
+def row():
+    return cur // width - 1 if pending else cur // width
+while i < len(text):
+    while ev < len(events) and events[ev][0] <= len(text[:i].encode()):
+        width = events[ev][1]
+        ev += 1
+    ch = text[i]
+    if ch == "\r":
+        shown = "".join(lines[-1]).rstrip(" ")
+        if shown and not update.fullmatch(shown) and not re.fullmatch(SUMMARY, shown):
+            errors.append(f"at width {width}, the row holds {shown!r}")
+        cur, pending = row() * width, False
+    elif ch == "\n":
+        lines.append([])
+        cur, pending = 0, False
+    elif ch == "\x1b":
+        m = re.match(r"\x1b\[([0-9]*)([AJ])", text[i:])
+        if m is None:
+            errors.append(f"an escape sequence the model does not know: {text[i:i + 8]!r}")
+            break
+        if m.group(2) == "A":
+            up = int(m.group(1) or 1)
+            col = cur - row() * width
+            if row() - up < 0:
+                errors.append("the cursor went above the line")
+            cur = max(row() - up, 0) * width + col
+        else:
+            del lines[-1][cur:]
+        pending = False
+        i += len(m.group(0))
+        continue
+    else:
+        line = lines[-1]
+        line.extend(" " * (cur - len(line)))
+        if cur < len(line):
+            line[cur] = ch
+        else:
+            line.append(ch)
+        cur += 1
+        pending = cur % width == 0
+    i += 1
+screen = ["".join(l).rstrip(" ") for l in lines]
+if len(screen) != 2 or screen[1] != "" or not re.fullmatch(SUMMARY, screen[0]):
+    errors.append(f"the screen at the end: {screen!r}")
+for e in errors:
+    print("resize:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+EOF
+if (cd "$W" && "$PY3" "$PY/resize.py" $((CRATE / 2)) timeout 120 "$SPIGZ" -c big \
+    > "$T/resize.err" 2>&1); then
+    pass
+else
+    fail "a terminal resized under the line: $(head -c 600 "$T/resize.err")"
+fi
 
 finish

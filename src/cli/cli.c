@@ -412,7 +412,7 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
 bool cli_input_stays(const struct cli *c)
 {
     return c->to_stdout || c->output != NULL || c->mode == MODE_TEST || c->mode == MODE_LIST ||
-           c->mode == MODE_ESTIMATE;
+           c->mode == MODE_ESTIMATE || c->mode == MODE_EXPORT;
 }
 
 bool cli_progress_wanted(const struct cli *c)

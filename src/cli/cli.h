@@ -21,13 +21,14 @@
 
 #include "err.h"
 #include "osink.h"
+#include "xidx.h"
 
 #define EXIT_OK 0
 #define EXIT_ERR 1
 #define EXIT_WARN 2
 
 enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST, MODE_ESTIMATE,
-                MODE_COMPARE };
+                MODE_COMPARE, MODE_EXPORT };
 enum cli_progress { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 
@@ -57,17 +58,20 @@ struct cli {
     bool range;                  /* --range */
     uint64_t range_off, range_len;
     enum cli_progress progress;  /* --progress, --no-progress */
+    uint64_t size;               /* --size: the input's total for the display, 0: none */
     bool est_full;               /* --estimate=full */
     bool est_size;               /* --estimate given: print the size estimate */
     bool est_map;                /* --map */
     uint64_t seed;               /* --seed */
     enum cli_format format;      /* --format */
+    enum xidx_fmt export_fmt;    /* --export-index=FORMAT (MODE_EXPORT) */
     int status;                  /* worst exit status so far */
     /* -l totals */
     unsigned listed;
     unsigned operands;           /* file operands on the command line */
     uint64_t list_in, list_out;
     uint64_t list_frame;         /* header + trailer of the last file listed */
+    const char *list_file;       /* the file being listed (--format=json, kv) */
     bool list_inexact;
 };
 
@@ -77,6 +81,8 @@ struct cli_job {
     const char *in_path;   /* NULL for stdin */
     int in_fd, out_fd;
     struct stat st;        /* of the input */
+    double seconds;        /* the run's time, for the report (cli_report.h) */
+    bool displayed;        /* a progress display ran for it */
 };
 
 extern const char *cli_prog;
@@ -113,7 +119,7 @@ bool cli_stdout_device_busy(struct cli *c);
 bool cli_out_done(struct cli *c, bool ok);
 
 /* True when the run keeps its inputs and writes no file named after them
- * (-c, -o, -t, -l). */
+ * (-c, -o, -t, -l, --estimate, --export-index). */
 bool cli_input_stays(const struct cli *c);
 
 /* Open a named input with gzip's refusals (directories, links, devices,
@@ -141,6 +147,9 @@ void cmd_compress(struct cli *c, const char *path);
 void cmd_decompress(struct cli *c, const char *path);
 void cmd_list_totals(struct cli *c);
 void cmd_estimate(struct cli *c, const char *path);
+/* --export-index: the index of the spigz file at path in another tool's
+ * format (cmd_export.c). */
+void cmd_export(struct cli *c, const char *path);
 /* --compare: the backup at path against c->compare_target. */
 void cmd_compare(struct cli *c, const char *path);
 

@@ -58,6 +58,7 @@ struct cli_prog {
     struct sp_progress *p;
     enum cli_prog_kind kind;
     bool tty;                    /* stderr is a terminal */
+    bool ansi;                   /* ... that takes ANSI cursor moves (TERM not dumb) */
     char label[256];             /* printable copy of the name */
     double t0;
     struct cli_prog_sample ring[CLI_PROG_RING];
@@ -164,64 +165,110 @@ static double cli_prog_rate(struct cli_prog *d, double t, uint64_t in)
 
 /* ---- the line ---- */
 
+/* How much a field matters when the line is narrow: the higher, the sooner
+ * it is dropped.  Up to CLI_PROG_CORE the fields go only after the name. */
+enum cli_prog_prio {
+    CLI_PROG_P_PCT,   /* percent, or the amount done when there is no total */
+    CLI_PROG_P_RATE,
+    CLI_PROG_P_ETA,
+    CLI_PROG_CORE = CLI_PROG_P_ETA,
+    CLI_PROG_P_BAD,   /* --rescue: what could not be read */
+    CLI_PROG_P_DONE,  /* done/total */
+    CLI_PROG_P_TIME,  /* elapsed */
+    CLI_PROG_P_ZEROS,
+    CLI_PROG_P_OTHER  /* the other side: out when compressing, in or out restoring */
+};
+
 struct cli_prog_line {
-    char f[CLI_PROG_FIELDS][CLI_PROG_FIELD]; /* in order of importance: dropped from the end */
+    char f[CLI_PROG_FIELDS][CLI_PROG_FIELD]; /* in the order shown */
+    enum cli_prog_prio prio[CLI_PROG_FIELDS];
     unsigned n;
 };
 
-static char *cli_prog_field(struct cli_prog_line *l)
+static char *cli_prog_field(struct cli_prog_line *l, enum cli_prog_prio prio)
 {
+    l->prio[l->n] = prio;
     return l->f[l->n++];
 }
 
-/* Percent, done/total, rate and ETA; only done without a total. */
-static void cli_prog_amount(struct cli_prog_line *l, uint64_t in, uint64_t total, double rate)
+/* Elapsed time, m:ss under an hour, h:mm:ss after. */
+static void cli_prog_clock(char *b, size_t n, double s)
 {
-    char a[32], b[32];
-    cli_prog_size(a, sizeof a, (double)in);
-    if (total == 0) {
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s", a);
-        return;
-    }
-    double pct = in >= total ? 100.0 : 100.0 * (double)in / (double)total;
-    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%u%%", (unsigned)pct);
-    cli_prog_size(b, sizeof b, (double)total);
-    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/%s", a, b);
-    cli_prog_size(a, sizeof a, rate);
-    snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/s", a);
-    cli_prog_eta(cli_prog_field(l), CLI_PROG_FIELD, in >= total ? 0 : rate > 0
-                                         ? (double)(total - in) / rate : -1);
+    unsigned t = s > 0 && s < 1e8 ? (unsigned)s : 0;
+    if (t < 3600)
+        snprintf(b, n, "%u:%02u", t / 60, t % 60);
+    else
+        snprintf(b, n, "%u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
 }
 
-/* The fields of one update, most important first. */
-static void cli_prog_fields(const struct cli_prog *d, struct cli_prog_line *l, uint64_t in,
-                            uint64_t out, uint64_t zeros, double rate)
+/* Percent, done/total, elapsed, rate and ETA of the measured counter; without
+ * a total, done, elapsed and rate. */
+static void cli_prog_amount(struct cli_prog_line *l, uint64_t done, uint64_t total,
+                            double rate, double elapsed)
 {
-    uint64_t total = atomic_load_explicit(&d->p->in_total, memory_order_relaxed);
+    char a[32], b[32];
+    cli_prog_size(a, sizeof a, (double)done);
+    if (total == 0) {
+        snprintf(cli_prog_field(l, CLI_PROG_P_PCT), CLI_PROG_FIELD, "%s", a);
+    } else {
+        double pct = done >= total ? 100.0 : 100.0 * (double)done / (double)total;
+        snprintf(cli_prog_field(l, CLI_PROG_P_PCT), CLI_PROG_FIELD, "%u%%", (unsigned)pct);
+        cli_prog_size(b, sizeof b, (double)total);
+        /* "33.0/64.1 MiB" when both are in one unit: the line is narrow */
+        const char *ua = strchr(a, ' '), *ub = strchr(b, ' ');
+        if (ua != NULL && ub != NULL && strcmp(ua, ub) == 0)
+            snprintf(cli_prog_field(l, CLI_PROG_P_DONE), CLI_PROG_FIELD, "%.*s/%s",
+                     (int)(ua - a), a, b);
+        else
+            snprintf(cli_prog_field(l, CLI_PROG_P_DONE), CLI_PROG_FIELD, "%s/%s", a, b);
+    }
+    cli_prog_clock(cli_prog_field(l, CLI_PROG_P_TIME), CLI_PROG_FIELD, elapsed);
+    cli_prog_size(a, sizeof a, rate);
+    snprintf(cli_prog_field(l, CLI_PROG_P_RATE), CLI_PROG_FIELD, "%s/s", a);
+    if (total != 0)
+        cli_prog_eta(cli_prog_field(l, CLI_PROG_P_ETA), CLI_PROG_FIELD,
+                     done >= total ? 0 : rate > 0 ? (double)(total - done) / rate : -1);
+}
+
+/* Whether the run is measured by its output: a restore whose whole output
+ * is known (through a spigz index). */
+static bool cli_prog_by_out(const struct cli_prog *d)
+{
+    return d->kind == CLI_PROG_DECOMPRESS &&
+           atomic_load_explicit(&d->p->out_total, memory_order_relaxed) != 0;
+}
+
+/* The fields of one update, in the order shown.  `done` is the measured
+ * counter (cli_prog_by_out: out, else in). */
+static void cli_prog_fields(const struct cli_prog *d, struct cli_prog_line *l, uint64_t in,
+                            uint64_t out, uint64_t zeros, double rate, double elapsed)
+{
+    bool by_out = cli_prog_by_out(d);
+    uint64_t total = atomic_load_explicit(by_out ? &d->p->out_total : &d->p->in_total,
+                                          memory_order_relaxed);
     char a[32], b[32];
     l->n = 0;
-    cli_prog_amount(l, in, total, rate);
-    if (total == 0) {
-        cli_prog_size(a, sizeof a, rate);
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "%s/s", a);
-    }
+    cli_prog_amount(l, by_out ? out : in, total, rate, elapsed);
     uint64_t bad = prog_get(d->p, PROG_BAD);
     if (bad > 0) { /* --rescue: sectors that could not be read */
         cli_prog_size(a, sizeof a, (double)bad);
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "bad %s", a);
+        snprintf(cli_prog_field(l, CLI_PROG_P_BAD), CLI_PROG_FIELD, "bad %s", a);
     }
     if (in == 0)
         return;
     if (d->kind != CLI_PROG_DECOMPRESS)
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "zeros %u%%",
+        snprintf(cli_prog_field(l, CLI_PROG_P_ZEROS), CLI_PROG_FIELD, "zeros %u%%",
                  (unsigned)(100.0 * (double)(zeros < in ? zeros : in) / (double)in));
     if (d->kind == CLI_PROG_COMPRESS) {
         cli_prog_sig3(a, sizeof a, 100.0 * (double)out / (double)in);
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "out %s%%", a);
+        snprintf(cli_prog_field(l, CLI_PROG_P_OTHER), CLI_PROG_FIELD, "out %s%%", a);
+    } else if (by_out) {
+        cli_prog_size(a, sizeof a, (double)in);
+        snprintf(cli_prog_field(l, CLI_PROG_P_OTHER), CLI_PROG_FIELD, "in %s", a);
     } else if (d->kind == CLI_PROG_DECOMPRESS) {
         cli_prog_size(a, sizeof a, (double)out);
         cli_prog_sig3(b, sizeof b, (double)out / (double)in);
-        snprintf(cli_prog_field(l), CLI_PROG_FIELD, "out %s (%sx)", a, b);
+        snprintf(cli_prog_field(l, CLI_PROG_P_OTHER), CLI_PROG_FIELD, "out %s (%sx)", a, b);
     }
 }
 
@@ -245,24 +292,52 @@ static bool cli_prog_cont(char ch)
     return ((unsigned char)ch & 0xc0) == 0x80;
 }
 
-/* "NAME  f0  f1 ...": drop fields from the end until they fit beside the name
- * shortened to CLI_PROG_LABEL_MIN, then shorten the name to what is left
- * (keeping its end, "..." before it).  Returns the length written. */
+/* Columns the kept fields take, a two-space separator before each. */
+static size_t cli_prog_flen(const struct cli_prog_line *l, const bool *keep)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < l->n; i++)
+        n += keep[i] ? strlen(l->f[i]) + 2 : 0;
+    return n;
+}
+
+/* Drop the least important kept field whose priority is above `floor`;
+ * false when there is none (or one field is all that is left). */
+static bool cli_prog_drop(const struct cli_prog_line *l, bool *keep, int floor)
+{
+    int worst = -1;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < l->n; i++)
+        if (keep[i]) {
+            kept++;
+            if ((int)l->prio[i] > floor && (worst < 0 || l->prio[i] >= l->prio[worst]))
+                worst = (int)i;
+        }
+    if (worst < 0 || kept <= 1)
+        return false;
+    keep[worst] = false;
+    return true;
+}
+
+/* "NAME  f0  f1 ..." within width - 1 columns.  When it is too wide: first
+ * the name is shortened to CLI_PROG_LABEL_MIN and the least important fields
+ * go, down to percent, rate and ETA; then the name goes; then those three,
+ * down to the first.  A shortened name keeps its end ("...tail").  Returns
+ * the length written. */
 static size_t cli_prog_fit(const char *label, const struct cli_prog_line *l, size_t width,
                            char *buf, size_t cap)
 {
     size_t avail = width > 1 ? width - 1 : 1, llen = strlen(label);
     size_t lmin = llen < CLI_PROG_LABEL_MIN ? llen : CLI_PROG_LABEL_MIN;
-    unsigned n = l->n;
-    size_t flen = 0;
-    for (;;) {
-        flen = 0;
-        for (unsigned i = 0; i < n; i++)
-            flen += strlen(l->f[i]) + 2;
-        if (n <= 1 || lmin + flen <= avail)
-            break;
-        n--;
-    }
+    bool keep[CLI_PROG_FIELDS];
+    for (unsigned i = 0; i < l->n; i++)
+        keep[i] = true;
+    while (lmin + cli_prog_flen(l, keep) > avail && cli_prog_drop(l, keep, CLI_PROG_CORE))
+        ;
+    if (lmin + cli_prog_flen(l, keep) > avail)
+        while (cli_prog_flen(l, keep) - 2 > avail && cli_prog_drop(l, keep, -1))
+            ;
+    size_t flen = cli_prog_flen(l, keep);
     size_t room = avail > flen ? avail - flen : 0, pos = 0;
     if (llen <= room) {
         pos = (size_t)snprintf(buf, cap, "%s", label);
@@ -272,8 +347,9 @@ static size_t cli_prog_fit(const char *label, const struct cli_prog_line *l, siz
             tail++;
         pos = (size_t)snprintf(buf, cap, "...%s", tail);
     }
-    for (unsigned i = 0; i < n && pos < cap; i++)
-        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", pos > 0 ? "  " : "", l->f[i]);
+    for (unsigned i = 0; i < l->n && pos < cap; i++)
+        if (keep[i])
+            pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", pos > 0 ? "  " : "", l->f[i]);
     if (pos >= cap)
         pos = cap - 1;
     if (pos > avail)
@@ -307,8 +383,40 @@ static void cli_prog_pad(char *buf, size_t cap, size_t *pos, size_t n)
     *pos += n;
 }
 
-/* One update: "\r", the line, spaces over the rest of the previous one;
- * `end` adds "\n" (the last update when stderr is not a terminal). */
+/* The columns of n bytes of UTF-8: every byte but continuation bytes (a
+ * wide character counts one: the line is kept a column short anyway). */
+static size_t cli_prog_ncols(const char *p, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += !cli_prog_cont(p[i]);
+    return c;
+}
+
+/* The way back to the start of the line on screen when the terminal is now
+ * narrower than that line (it was resized: SIGWINCH).  A terminal that
+ * rewraps its lines on a resize (VTE's, konsole, kitty, alacritty, tmux,
+ * Windows Terminal, iTerm2) has folded the line over several rows, the
+ * cursor after its end: "\r", up to its first row (ESC [ n A), and erase
+ * to the end of the screen (ESC [ J), so no piece of it stays behind.
+ * (A terminal that cuts lines instead, as xterm, loses the row above the
+ * line to this; not rewrapping, it shows no debris to begin with.)  Returns
+ * the length written in buf, or 0 when the line still fits in one row:
+ * then "\r" and spaces over it do, as for every other update. */
+static size_t cli_prog_unwrap(const struct cli_prog *d, size_t cols, char *buf, size_t cap)
+{
+    if (!d->ansi || d->shown < cols)
+        return 0;
+    size_t up = (d->shown - 1) / cols; /* the rows it takes, less one */
+    int n = up > 0 ? snprintf(buf, cap, "\r\033[%zuA\033[J", up) : snprintf(buf, cap, "\r\033[J");
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* One update: "\r", the line, spaces over the rest of the previous one (or,
+ * after a resize, cli_prog_unwrap's way back); `end` adds "\n" (the last
+ * update when stderr is not a terminal).  The width is read for each update
+ * (TIOCGWINSZ), so a resize is taken up at the next one, at most 200 ms
+ * later: no SIGWINCH handler is needed. */
 static void cli_prog_draw(struct cli_prog *d, bool end)
 {
     if (d->dead)
@@ -317,20 +425,23 @@ static void cli_prog_draw(struct cli_prog *d, bool end)
     uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
     uint64_t zeros = prog_get(d->p, PROG_ZEROS);
     struct cli_prog_line l;
-    cli_prog_fields(d, &l, in, out, zeros, cli_prog_rate(d, t, in));
-    char buf[2 * CLI_PROG_LINE + 2];
-    size_t width = cli_prog_width(d);
-    if (width > CLI_PROG_LINE)
-        width = CLI_PROG_LINE;
-    buf[0] = '\r';
-    size_t len = cli_prog_fit(d->label, &l, width, buf + 1, CLI_PROG_LINE);
-    size_t pos = 1 + len;
-    if (len < d->shown)
-        cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown - len);
+    cli_prog_fields(d, &l, in, out, zeros, cli_prog_rate(d, t, cli_prog_by_out(d) ? out : in),
+                    t - d->t0);
+    char buf[2 * CLI_PROG_LINE + 40];
+    size_t cols = cli_prog_width(d), width = cols > CLI_PROG_LINE ? CLI_PROG_LINE : cols;
+    size_t pos = cli_prog_unwrap(d, cols, buf, 32);
+    bool unwrapped = pos > 0;
+    if (!unwrapped)
+        buf[pos++] = '\r';
+    size_t len = cli_prog_fit(d->label, &l, width, buf + pos, CLI_PROG_LINE);
+    size_t ncols = cli_prog_ncols(buf + pos, len);
+    pos += len;
+    if (!unwrapped && ncols < d->shown)
+        cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown - ncols);
     if (end)
         buf[pos++] = '\n';
     d->dead = !cli_prog_write(buf, pos);
-    d->shown = end ? 0 : len;
+    d->shown = end ? 0 : ncols;
     d->draws++;
     atomic_store_explicit(&cli_prog_sig_shown, (int)d->shown, memory_order_relaxed);
 }
@@ -339,10 +450,12 @@ static void cli_prog_draw(struct cli_prog *d, bool end)
 static void cli_prog_erase(struct cli_prog *d)
 {
     char buf[2 + CLI_PROG_LINE];
-    size_t pos = 0;
-    buf[pos++] = '\r';
-    cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown);
-    buf[pos++] = '\r';
+    size_t pos = cli_prog_unwrap(d, cli_prog_width(d), buf, sizeof buf);
+    if (pos == 0) {
+        buf[pos++] = '\r';
+        cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown);
+        buf[pos++] = '\r';
+    }
     if (!d->dead)
         d->dead = !cli_prog_write(buf, pos);
     d->shown = 0;
@@ -442,6 +555,8 @@ struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
     d->p = p;
     d->kind = kind;
     d->tty = isatty(STDERR_FILENO);
+    const char *term = getenv("TERM");
+    d->ansi = d->tty && term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
     cli_prog_label(d, label);
     d->t0 = cli_prog_now();
     cli_prog_sample(d, d->t0, prog_get(p, PROG_IN));

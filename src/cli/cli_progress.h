@@ -2,39 +2,59 @@
  *
  * A display thread reads a struct sp_progress (progress.h) that the core
  * advances, and redraws one line on stderr at most 5 times a second:
- * bytes done and total, percent, rate, ETA, zero share and ratio; with an
- * unknown total (a pipe) no total, percent or ETA.  The line is cleared when the
- * display stops, so later messages start on a clean line.  stdout is never
- * touched.
+ * percent, bytes done and total, elapsed time, rate, ETA, zero share and
+ * ratio; with an unknown total (a pipe without --size) no total, percent or
+ * ETA.  The line is cleared when the display stops, so later messages (the
+ * summary line of cli_report.h first) start on a clean line.  stdout is
+ * never touched.
  *
- * The line, fields separated by two spaces, less important ones dropped and
- * the name shortened ("...tail") to stay within the terminal's width
- * (TIOCGWINSZ; 80 when stderr is not a terminal), one column short of it:
+ * The line, fields separated by two spaces, the name shortened ("...tail")
+ * and fields dropped to stay within the terminal's width (TIOCGWINSZ, read
+ * at every draw; 80 when stderr is not a terminal), one column short of it:
  *
- *   compress    NAME  30%  1.20 GiB/4.00 GiB  512 MiB/s  ETA 0:06  zeros 61%  out 18.2%
- *   decompress  NAME  30%  120 MiB/400 MiB  52.0 MiB/s  ETA 0:06  out 1.20 GiB (10.2x)
- *   estimate    NAME  30%  1.20 GiB/4.00 GiB  512 MiB/s  ETA 0:06  zeros 61%
- *   no total    NAME  1.20 GiB  512 MiB/s  zeros 61%  out 18.2%
- *   --rescue    NAME  30%  1.20 GiB/4.00 GiB  512 MiB/s  ETA 0:06  bad 4.00 KiB  zeros 61%  ...
+ *   compress    NAME  30%  1.20/4.00 GiB  0:02  512 MiB/s  ETA 0:06  zeros 61%  out 18.2%
+ *   restore     NAME  30%  1.20/4.00 GiB  0:02  512 MiB/s  ETA 0:06  in 120 MiB
+ *   foreign     NAME  30%  120/400 MiB  0:02  52.0 MiB/s  ETA 0:06  out 1.20 GiB (10.2x)
+ *   estimate    NAME  30%  1.20/4.00 GiB  0:02  512 MiB/s  ETA 0:06  zeros 61%
+ *   no total    NAME  1.20 GiB  0:02  512 MiB/s  zeros 61%  out 18.2%
+ *   --rescue    NAME  30%  1.20/4.00 GiB  0:02  512 MiB/s  ETA 0:06  bad 4.00 KiB  ...
  *
- * Percent, done, total and rate are of `in` (input bytes: uncompressed when
- * compressing or estimating, compressed when decompressing); the rate is over
- * the last 5 s (since the start before that) and gives the ETA (m:ss, or
- * h:mm:ss; --:-- while unknown).  "zeros" is zeros/in; "out" is out/in as a
- * percentage when compressing; "bad" (shown once there are any) counts the
- * bytes --rescue could not read; "out" is the bytes restored with out/in when
- * decompressing.  Units are binary (B, KiB, MiB, GiB, TiB), 3 digits.
+ * What is measured (percent, done, total, rate, ETA): the input when
+ * compressing or estimating (uncompressed bytes; --size gives a pipe its
+ * total); when restoring through a spigz index, the image's bytes written,
+ * whose exact total the index gives (`out_total`), so percent and ETA stay
+ * right while a long run of zeros is written; when restoring anything else
+ * (no total of the output is known), the compressed bytes read.  Done and
+ * total share their unit when they can ("1.20/4.00 GiB").  The elapsed time
+ * is m:ss (h:mm:ss past an hour); the rate is over the last 5 s (since the
+ * start before that) and gives the ETA (m:ss, or h:mm:ss; --:-- while
+ * unknown).  "zeros" is zeros/in; "out" is out/in as a percentage when
+ * compressing; "bad" (shown once there are any) counts the bytes --rescue
+ * could not read; "in" is the compressed bytes read and "out" the bytes
+ * restored (with out/in).  Units are binary (B, KiB, MiB, GiB, TiB), 3
+ * digits.
+ *
+ * Narrow terminals: the name is shortened to 12 columns and the fields go,
+ * least useful first (the other side's bytes, zeros, elapsed, done/total,
+ * bad), down to percent, rate and ETA; then the name goes; then ETA and
+ * rate.  A resize (SIGWINCH) is taken up at the next draw; when it leaves
+ * the line on screen wider than the terminal, the draw goes back to the
+ * line's first row and erases from there (cli_progress.c,
+ * cli_prog_unwrap), so a terminal that rewraps its lines keeps no piece
+ * of the old line.
  *
  * Timing: nothing is drawn in the first 0.5 s, so quick runs print nothing;
  * then a draw at most every 200 ms (each one 200 ms after the previous one
  * started): at most 5 a second, plus the last one described below.
  *
  * Bytes: each draw is "\r", the line, and spaces over what is left of the
- * previous one.  When the display stops after drawing anything: on a
- * terminal the line is blanked ("\r", spaces, "\r"); when stderr is not a
- * terminal (--progress) one last draw with the final counters ends with
- * "\n", so a log keeps one line per run.  Nothing at all if nothing was
- * drawn.  Control characters in the name are shown as '?'.
+ * previous one (after a resize that narrowed the terminal below the line:
+ * "\r", ESC [ n A, ESC [ J, then the line; only where TERM is not "dumb").
+ * When the display stops after drawing anything: on a terminal the line is
+ * blanked ("\r", spaces, "\r"); when stderr is not a terminal (--progress)
+ * one last draw with the final counters ends with "\n", so a log keeps the
+ * last state of each run (and then its summary line).  Nothing at all if
+ * nothing was drawn.  Control characters in the name are shown as '?'.
  *
  * When stdout is a terminal that the run writes to (-dc), progress is only
  * shown with --progress.

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_report.h"
 #include "compress.h"
 #include "lay.h"
 
@@ -17,6 +18,12 @@
 static void cc_report(struct cli *c, const struct cli_job *j, const struct cmp_stats *s,
                       const char *what)
 {
+    struct cli_report r = {.mode = MODE_COMPRESS, .in_name = j->in_name,
+                           .out_name = j->out_name, .in_bytes = s->in_bytes,
+                           .out_bytes = s->out_bytes, .zero_bytes = s->zero_bytes,
+                           .hole_bytes = s->hole_bytes, .free_bytes = s->free_bytes,
+                           .bad_bytes = s->bad_bytes, .seconds = j->seconds};
+    cli_report(c, &r, j->displayed);
     if (!c->verbose)
         return;
     /* gzip's ratio: deflate bytes only, not its header and trailer. */
@@ -86,11 +93,14 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     o.rescue = c->rescue;
     o.nocache = c->nocache;
     struct sp_err err = {0};
-    struct sp_progress prog = {.in_total = cli_prog_total(j->in_fd)};
+    struct sp_progress prog = {.in_total = c->size != 0 ? c->size : cli_prog_total(j->in_fd)};
+    double t0 = cli_report_now();
     struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_COMPRESS);
     o.progress = shown != NULL ? &prog : NULL;
     int rc = cmp_run(j->in_fd, j->out_fd, &o, st, &err);
     cli_prog_stop(shown);
+    j->seconds = cli_report_now() - t0;
+    j->displayed = shown != NULL;
     lay_free(&map);
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;

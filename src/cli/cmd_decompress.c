@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_report.h"
 #include "dec.h"
 
 #include <errno.h>
@@ -209,7 +210,9 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     };
     struct sp_err err = {0};
     /* --range reads an unknown part of the input: no total, no percent. */
-    struct sp_progress prog = {.in_total = c->range ? 0 : cli_prog_total(j->in_fd)};
+    struct sp_progress prog = {.in_total = c->size != 0 ? c->size
+                                         : c->range ? 0 : cli_prog_total(j->in_fd)};
+    double t0 = cli_report_now();
     struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_DECOMPRESS);
     d.progress = shown != NULL || o->device ? &prog : NULL;
     if (o->device) /* a signal says how much of the device was written */
@@ -217,6 +220,8 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     int rc = dec_run(j->in_fd, o, &d, st, &err);
     cli_device_progress(NULL);
     cli_prog_stop(shown);
+    j->seconds = cli_report_now() - t0;
+    j->displayed = shown != NULL;
     /* gzip's notes, as it meets them (so before an error in the data) */
     for (unsigned i = 0; c->verbose && i < st->extras; i++)
         cli_msg("%s: extra field of %u bytes ignored", j->in_name, st->extra_len[i]);
@@ -264,6 +269,13 @@ static const char *cd_path(const struct dec_stats *s)
 static void cd_report(struct cli *c, const struct cli_job *j, const struct dec_stats *s,
                       const char *what)
 {
+    struct cli_report r = {.mode = c->mode == MODE_TEST ? MODE_TEST : MODE_DECOMPRESS,
+                           .in_name = j->in_name,
+                           .out_name = c->mode == MODE_TEST ? NULL : j->out_name,
+                           .in_bytes = s->in_bytes, .out_bytes = s->out_bytes,
+                           .path = s->indexed ? "index" : "sequential",
+                           .seconds = j->seconds};
+    cli_report(c, &r, j->displayed);
     if (!c->verbose)
         return;
     if (c->mode == MODE_TEST) {
@@ -362,11 +374,48 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
 
 static void cd_list_header(struct cli *c)
 {
-    if (c->listed++ > 0 || c->quiet) /* gzip -lq: no heading */
+    if (c->listed++ > 0 || c->quiet || c->format != FORMAT_TEXT) /* gzip -lq: no heading */
         return;
     if (c->verbose)
         printf("method  crc     date  time  ");
     printf("         compressed        uncompressed  ratio uncompressed_name\n");
+}
+
+/* --format=json or kv: one object (or a block of key=value lines) per
+ * file listed, and one for the totals ("totals": true, l NULL). */
+static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, double ratio,
+                            const char *name, const struct dec_list *l, const char *file)
+{
+    bool json = c->format == FORMAT_JSON;
+    const char *sep = json ? "," : "\n", *eq = json ? "\":" : "=", *q = json ? "\"" : "";
+    if (json)
+        putchar('{');
+    if (l == NULL) {
+        printf("%stotals%strue", q, eq);
+    } else {
+        printf("%sfile%s", q, eq);
+        json ? cli_json_string(stdout, file) : (void)fputs(file, stdout);
+        printf("%s%suncompressed_name%s", sep, q, eq);
+        json ? cli_json_string(stdout, name) : (void)fputs(name, stdout);
+    }
+    printf("%s%scompressed%s%llu%s%suncompressed%s%llu%s%sratio%s%.1f", sep, q, eq,
+           (unsigned long long)in, sep, q, eq, (unsigned long long)out, sep, q, eq, ratio);
+    if (l != NULL) {
+        printf("%s%sexact%s%s%s%smembers%s%u", sep, q, eq, l->exact ? "true" : "false", sep,
+               q, eq, l->exact ? l->parts : l->members);
+        if (!l->exact) /* the size above is the last member's: this is all of them */
+            printf("%s%sall_members%s%llu", sep, q, eq, (unsigned long long)l->all);
+        printf("%s%smethod%s%s", sep, q, eq, json ? "\"" : "");
+        for (const char *m = l->method; *m != '\0' && *m != ' '; m++)
+            putchar(*m);
+        printf("%s%s%scrc%s", json ? "\"" : "", sep, q, eq);
+        if (l->legacy) /* pack and LZW have no CRC-32 */
+            fputs(json ? "null" : "", stdout);
+        else
+            printf(json ? "\"%08x\"" : "%08x", l->crc);
+        printf("%s%smtime%s%u", sep, q, eq, l->mtime);
+    }
+    fputs(json ? "}\n" : "\n\n", stdout);
 }
 
 /* One line of -l; l is NULL for the totals.  The time shown is the
@@ -374,6 +423,10 @@ static void cd_list_header(struct cli *c)
 static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double ratio,
                          const char *name, const struct dec_list *l, const struct stat *st)
 {
+    if (c->format != FORMAT_TEXT) {
+        cd_list_machine(c, in, out, ratio, name, l, st != NULL ? c->list_file : NULL);
+        return;
+    }
     if (c->verbose && l != NULL) {
         char when[32] = "";
         time_t t = st->st_mtime;
@@ -419,11 +472,17 @@ static void cd_list(struct cli *c, struct cli_job *j)
         cli_warn(c, "%s: warning, unknown flags 0x%x", j->in_name, l.lzw_flags);
     if (l.zip_more)
         cli_warn(c, "%s has more than one entry--rest ignored", j->in_name);
-    if (c->verbose && rc == 0 && l.exact)
+    if (c->verbose && rc == 0 && l.exact && l.parts == 1)
         cli_msg("%s: exact sizes from its index", j->in_name);
+    else if (c->verbose && rc == 0 && l.exact)
+        cli_msg("%s: exact sizes from the indexes of the %u spigz files it joins", j->in_name,
+                l.parts);
     if (rc == 0)
         cd_list_bad(c, j, &l);
     if (rc != 0) {
+        /* why the index did not give the sizes, then why decoding failed */
+        if (l.index_warning[0] != '\0')
+            cli_warn(c, "%s: index not used (%s)", j->in_name, l.index_warning);
         cli_error(c, "%s: %s", j->in_name, err.msg);
         cli_stop_on(c, &err);
         return;
@@ -440,12 +499,23 @@ static void cd_list(struct cli *c, struct cli_job *j)
     if (name == NULL && j->in_path != NULL)
         name = cd_out_name(c, j->in_path);
     cd_list_header(c);
+    c->list_file = j->in_name;
     cd_list_line(c, l.compressed, l.uncompressed, cd_list_ratio(&l),
                  name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st);
     free(name);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;
-    if (!l.exact && l.maybe_wrapped) {
+    if (!l.exact && l.members > 1 && l.all != l.uncompressed && !c->quiet &&
+        (c->verbose || isatty(STDERR_FILENO))) {
+        /* concatenated gzip files (bgzip's, a spigz file read without its
+         * index): gzip -l's number is the last member's, however small.
+         * Said to a person (stderr a terminal, or -v); a script reading
+         * stderr gets gzip's silence, and --format=json's all_members. */
+        c->list_inexact = true;
+        cli_msg("%s: %u members: the size shown is the last one's, as gzip -l shows it; "
+                "all of them hold %llu bytes", j->in_name, l.members,
+                (unsigned long long)l.all);
+    } else if (!l.exact && l.maybe_wrapped) {
         c->list_inexact = true;
         if (c->verbose)
             cli_msg("%s: the size shown is gzip's (the last member's)", j->in_name);
@@ -460,7 +530,7 @@ void cmd_list_totals(struct cli *c)
     double ratio = 100.0 * (out - ((double)c->list_in - (double)c->list_frame)) / out;
     /* gzip: with more than one operand, once something of some size was
      * listed; not -q */
-    if (c->operands > 1 && c->listed > 0 && c->list_out > 0 && !c->quiet)
+    if (c->operands > 1 && c->listed > 0 && c->list_out > 0 && (!c->quiet || c->format != FORMAT_TEXT))
         cd_list_line(c, c->list_in, c->list_out, ratio, "(totals)", NULL, NULL);
 }
 

@@ -71,10 +71,17 @@ static void cli_help(void)
 "                       input (full: read every block, sample the compression)\n"
 "      --map            write nothing; draw where data and zeros lie\n"
 "      --seed N         the estimate's sample (default 1)\n"
-"      --format=FMT     estimate and map output: text (default), json, kv\n"
+"      --format=FMT     estimate, map, -l and end-of-run report: text (the\n"
+"                       default), json, kv; json and kv report each file done\n"
+"                       on stderr\n"
 "      --progress       show progress on stderr even when it is not a terminal\n"
 "      --no-progress    never show progress (the default when stderr is not a\n"
 "                       terminal)\n"
+"      --size N         the input's size for the progress line (K, M, G, T\n"
+"                       suffixes), for a pipe, which has none: percent and ETA\n"
+"      --export-index=FMT  write the index of a spigz FILE for another tool:\n"
+"                       gztool (to FILE.gzi), indexed_gzip (to FILE.gzidx);\n"
+"                       -o OUT or -c to choose; nothing is decompressed\n"
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
 "                       suffixes: powers of 1024; LEN may be 'end'); a range\n"
 "                       past the end of the image is an error\n"
@@ -272,6 +279,8 @@ struct cli_long {
 #define KEY_DISCARD 20
 #define KEY_COMPARE 21
 #define KEY_DIRECT 22
+#define KEY_SIZE 23
+#define KEY_EXPORT_INDEX 24
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -295,7 +304,8 @@ static const struct cli_long cli_longs[] = {
     {"rescue", KEY_RESCUE, OPT_NONE}, {"bad-map", KEY_BAD_MAP, OPT_ARG},
     {"nocache", KEY_NOCACHE, OPT_NONE}, {"salvage", KEY_SALVAGE, OPT_NONE},
     {"discard", KEY_DISCARD, OPT_NONE}, {"compare", KEY_COMPARE, OPT_NONE},
-    {"direct", KEY_DIRECT, OPT_NONE},
+    {"direct", KEY_DIRECT, OPT_NONE}, {"size", KEY_SIZE, OPT_ARG},
+    {"export-index", KEY_EXPORT_INDEX, OPT_ARG},
 };
 
 /* The short options. */
@@ -305,7 +315,7 @@ static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
            key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT ||
-           key == KEY_BAD_MAP;
+           key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX;
 }
 
 static void cli_estimate(struct cli *c, const char *arg)
@@ -392,6 +402,16 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_DISCARD: c->discard = true; break;
     case KEY_COMPARE: c->mode = MODE_COMPARE; break;
     case KEY_DIRECT: c->direct = true; break;
+    case KEY_EXPORT_INDEX:
+        if (xidx_parse_fmt(arg, &c->export_fmt) != 0)
+            cli_usage_error("invalid --export-index '%s' (expected gztool or indexed_gzip)", arg);
+        c->mode = MODE_EXPORT;
+        break;
+    case KEY_SIZE: /* as pv -s: the display's total for an input that has none */
+        if (cli_size(arg, arg + strlen(arg), &c->size) != 0 || c->size == 0)
+            cli_usage_error("invalid --size '%s' (expected a byte count, K, M, G or T "
+                            "suffix)", arg);
+        break;
     case KEY_FAST: c->level = 1; break;
     case KEY_BEST: c->level = 9; break;
     default: cli_usage_error("invalid option -- '%c'", key);
@@ -555,6 +575,8 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("-o takes one input and excludes -c");
     if (c->output != NULL && (c->mode == MODE_TEST || c->mode == MODE_LIST))
         cli_usage_error("-o makes no sense with -t or -l");
+    if (c->mode == MODE_EXPORT && (nfiles > 1 || c->recursive) && (c->output || c->to_stdout))
+        cli_usage_error("--export-index with -c or -o takes one input");
     if (c->range && c->mode != MODE_DECOMPRESS)
         cli_usage_error("--range needs -d");
     if (c->range && !c->to_stdout && c->output == NULL)
@@ -592,8 +614,14 @@ static bool cli_terminal_refused(const struct cli *c, char **files, int nfiles)
         uses_stdin = uses_stdin || strcmp(files[i], "-") == 0;
     if (c->mode == MODE_ESTIMATE)
         return false; /* reads anything, writes only a report */
-    if (c->mode == MODE_COMPRESS) {
-        bool uses_stdout = c->output == NULL && (c->to_stdout || uses_stdin);
+    if (c->mode == MODE_COMPRESS || c->mode == MODE_EXPORT) {
+        bool uses_stdout = c->output == NULL && c->to_stdout;
+        if (c->mode == MODE_COMPRESS)
+            uses_stdout = uses_stdout || (c->output == NULL && uses_stdin);
+        if (uses_stdout && isatty(STDOUT_FILENO) && c->mode == MODE_EXPORT) {
+            cli_msg("an index is not written to a terminal. Use -f to force it.");
+            return true;
+        }
         if (uses_stdout && isatty(STDOUT_FILENO)) {
             cli_msg("compressed data not written to a terminal. Use -f to force compression.");
             fprintf(stderr, "For help, type: %s -h\n", cli_prog);
@@ -751,7 +779,8 @@ int main(int argc, char **argv)
     }
     cli_signals_install();
     cli_run_fn run = c.mode == MODE_COMPRESS ? cmd_compress
-                     : c.mode == MODE_ESTIMATE ? cmd_estimate : cmd_decompress;
+                     : c.mode == MODE_ESTIMATE ? cmd_estimate
+                     : c.mode == MODE_EXPORT ? cmd_export : cmd_decompress;
     c.operands = nfiles;
     if (c.mode == MODE_COMPARE) {
         c.compare_target = files[1];

@@ -629,6 +629,27 @@ static const char *idx_data_member(int fd, struct idx *x, uint32_t *isize,
     return NULL;
 }
 
+int idx_start(int fd, uint64_t lo, uint64_t end, uint64_t *start, struct sp_err *err)
+{
+    uint8_t f[IDX_FOOTER_LEN];
+    if (end < lo || end - lo < IDX_FOOTER_LEN + 20)
+        return 0;
+    if (idx_pread(fd, end - IDX_FOOTER_LEN, f, sizeof f) != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "read error");
+        return -1;
+    }
+    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD ||
+        (uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+        return 0;
+    uint64_t data_len = idx_get_le(f + 28, 8), index_len = idx_get_le(f + 44, 8);
+    uint64_t room = end - lo - IDX_FOOTER_LEN;
+    if (data_len > room || index_len > room - data_len)
+        return 0;
+    *start = end - IDX_FOOTER_LEN - index_len - data_len;
+    return 1;
+}
+
 static int idx_reject(struct idx *x, const char *why, char *out, size_t n)
 {
     snprintf(out, n, "%s", why);

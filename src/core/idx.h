@@ -103,6 +103,13 @@ int idx_load(int fd, uint64_t base, uint64_t file_size, struct idx *x,
 int idx_load_salvage(int fd, uint64_t base, uint64_t file_size, struct idx *x,
                      char *why, size_t whylen, struct sp_err *err);
 
+/* Files made by concatenation (cat a.gz b.gz): where the spigz file whose
+ * footer ends at offset `end` starts, from the sizes in that footer (its
+ * checksum checked, nothing else: idx_load() validates the rest), no lower
+ * than lo.  1 with *start, 0 when the bytes before `end` are no spigz
+ * footer, -1 on a read error (*err set). */
+int idx_start(int fd, uint64_t lo, uint64_t end, uint64_t *start, struct sp_err *err);
+
 void idx_free(struct idx *x);
 
 #endif

@@ -27,6 +27,11 @@ struct sp_progress {
      * the run, or by the core before its first prog_add() when it learns it
      * (the estimate, from the device's size); read-only after. */
     _Atomic uint64_t in_total;
+    /* The whole of `out`, 0 when unknown.  Set by the core when it learns it
+     * before any output (a restore through a spigz index: the image's or
+     * the range's length), reset to 0 if that path is abandoned; the display
+     * then measures the run by `out`, the bytes that take the time. */
+    _Atomic uint64_t out_total;
 };
 
 enum prog_counter { PROG_IN, PROG_OUT, PROG_ZEROS, PROG_BAD };

@@ -606,7 +606,11 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     }
     struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
                         .prog = o->progress, .salvage = o->salvage};
+    if (o->progress != NULL) /* the exact output to come: what the display counts */
+        atomic_store_explicit(&o->progress->out_total, to - from, memory_order_relaxed);
     int rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    if (rc == 1 && o->progress != NULL) /* the sequential decode takes over */
+        atomic_store_explicit(&o->progress->out_total, 0, memory_order_relaxed);
     if (rc == 0 && c.dmg != NULL && dec_damage_collect(&c, o->threads, st) != 0) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         rc = -1;
@@ -773,6 +777,7 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
      * which is modulo 4 GiB) for a gzip member */
     l->uncompressed = us.last_fmt == UNZ_LAST_GZIP ? us.last_len : us.last_isize;
     l->crc = us.last_crc;
+    l->all = us.out_bytes;
     l->trailing_garbage = us.trailing_garbage;
     l->trailing_zeros = us.trailing_zeros;
     l->maybe_wrapped = us.out_bytes != l->uncompressed;
@@ -786,33 +791,93 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
     return 0;
 }
 
+/* One spigz file of a listing, x, found before (at lower offsets than)
+ * those already added: its sizes, and its unreadable ranges moved after it
+ * (*after: the content of the files that follow it, already counted). */
+static int dec_list_add(struct dec_list *l, struct idx *x, uint64_t *after)
+{
+    if (l->uncompressed > UINT64_MAX - x->total)
+        return -1;
+    l->uncompressed += x->total;
+    l->deflated += x->data_len - x->header_len - 8;
+    if (l->parts++ == 0) { /* the last file: gzip -lv's CRC and time */
+        l->crc = x->crc;
+        l->mtime = x->hdr.mtime;
+    }
+    l->hdr = x->hdr; /* the first file's in the end: its name */
+    if (x->nbad > 0) {
+        /* the ranges found so far belong to files after this one */
+        for (size_t i = 0; i < l->nbad; i++)
+            l->bad[i].off += x->total;
+        struct sp_range *b = realloc(l->bad, (l->nbad + x->nbad) * sizeof *b);
+        if (b == NULL)
+            return -1;
+        memmove(b + x->nbad, b, l->nbad * sizeof *b);
+        memcpy(b, x->bad, x->nbad * sizeof *b);
+        l->bad = b;
+        l->nbad += (size_t)x->nbad;
+    } else {
+        for (size_t i = 0; i < l->nbad; i++)
+            l->bad[i].off += x->total;
+    }
+    *after += x->total;
+    return 0;
+}
+
+/* The whole input as spigz files, each with a valid index, one after the
+ * other (one file, or cat a.gz b.gz): walked from the last footer back to
+ * the input's offset.  1 with *l filled, 0 when it is not that (*l
+ * cleared, why says why when a footer was there but did not validate),
+ * -1 on a read error. */
+static int dec_list_indexed(int fd, struct dec_list *l, char *why, size_t wn,
+                            struct sp_err *err)
+{
+    struct stat s;
+    off_t here = lseek(fd, 0, SEEK_CUR);
+    if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode) || here < 0 || here > s.st_size)
+        return 0;
+    uint64_t end = (uint64_t)s.st_size, at = end, after = 0;
+    int r = 1;
+    while (r == 1 && at > (uint64_t)here) {
+        uint64_t start;
+        struct idx x;
+        if ((r = idx_start(fd, (uint64_t)here, at, &start, err)) != 1)
+            break;
+        if ((r = idx_load(fd, start, at, &x, why, wn, err)) != 1)
+            break;
+        if (dec_list_add(l, &x, &after) != 0)
+            r = 0; /* more than 64 bits, or no memory: decode it instead */
+        idx_free(&x);
+        at = start;
+    }
+    if (r != 1 || l->parts == 0) {
+        char said[sizeof l->index_warning];
+        /* the last file's index is bad: say so; an earlier file that is not
+         * spigz's (or is, with a bad index) is only decoded */
+        snprintf(said, sizeof said, "%s", r == 0 && at == end ? why : "");
+        free(l->bad);
+        memset(l, 0, sizeof *l);
+        snprintf(why, wn, "%s", said);
+        return r < 0 ? -1 : 0;
+    }
+    l->compressed = end - (uint64_t)here;
+    l->exact = true;
+    l->have_header = true;
+    l->members = l->parts;
+    l->method = "defla";
+    (void)lseek(fd, (off_t)end, SEEK_SET);
+    return 1;
+}
+
 int dec_list(int in_fd, unsigned threads, bool lenient_end, struct dec_list *l,
              struct sp_err *err)
 {
     memset(l, 0, sizeof *l);
-    struct idx x;
-    uint64_t end = 0;
-    int r = dec_try_index(in_fd, &x, &end, l->index_warning, sizeof l->index_warning, err,
-                          false);
+    int r = dec_list_indexed(in_fd, l, l->index_warning, sizeof l->index_warning, err);
     if (r < 0)
         return -1;
     if (r == 0)
         return dec_list_plain(in_fd, threads, lenient_end, l, err);
-    l->compressed = end - x.base;
-    l->uncompressed = x.total;
-    l->deflated = x.data_len - x.header_len - 8;
-    l->exact = true;
-    l->crc = x.crc;
-    l->have_header = true;
-    l->hdr = x.hdr;
-    l->members = 1;
-    l->method = "defla";
-    l->mtime = x.hdr.mtime;
-    l->bad = x.bad;
-    l->nbad = (size_t)x.nbad;
-    x.bad = NULL;
-    idx_free(&x);
-    (void)lseek(in_fd, (off_t)end, SEEK_SET);
     return 0;
 }
 

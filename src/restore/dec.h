@@ -21,7 +21,9 @@
  * so `in` ends at the input's size.  If it falls back to the sequential path,
  * that path counts only what goes beyond the positions already counted: the
  * counters pause while the sequential decode catches up, and never go back
- * or count a byte twice.  `zeros` is not advanced.
+ * or count a byte twice.  `zeros` is not advanced.  The indexed path sets
+ * `out_total` to the length it will output before it starts, and back to 0
+ * when it hands over to the sequential path (whose output is not known). 
  */
 #ifndef SPIGZ_DEC_H
 #define SPIGZ_DEC_H
@@ -99,16 +101,21 @@ struct dec_stats {
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err);
 
-/* Sizes for -l.  With a valid index: exact (exact = true), without
- * decoding.  Otherwise what gzip -l shows, after decoding the whole input
- * as gzip 1.12 does (an invalid file is an error, not a listing): the last
- * member's ISIZE (the size mod 2^32). */
+/* Sizes for -l.  With a valid index, or spigz files concatenated each with
+ * a valid index: exact (exact = true), without decoding.  Otherwise what
+ * gzip -l shows, after decoding the whole input as gzip 1.12 does (an
+ * invalid file is an error, not a listing): the last member's length (for
+ * a spigz file read without its index, its empty footer's: 0), and in `all`
+ * what every member holds. */
 struct dec_list {
     uint64_t compressed, uncompressed;
-    uint64_t deflated;   /* exact: the data member's deflate bytes */
+    uint64_t deflated;   /* exact: the data member's deflate bytes (all of
+                            them, for concatenated spigz files) */
     bool exact;
+    unsigned parts;      /* exact: spigz files concatenated (1 for one) */
     bool maybe_wrapped;  /* not exact: the content is not the last member's */
     unsigned members;    /* not exact: gzip members decoded */
+    uint64_t all;        /* not exact: what all the members hold together */
     bool trailing_garbage, trailing_zeros; /* not exact: as in dec_stats */
     unsigned lzw_flags, extras;            /* not exact: as in dec_stats */
     bool zip_more;

@@ -1,0 +1,113 @@
+/* cmd_export.c — --export-index=FORMAT FILE: write a spigz file's index in
+ * another tool's format (src/core/xidx.h, doc/FORMAT.md section 6), so that
+ * gztool and Python's indexed_gzip (and what imports their indexes) seek in
+ * the backup without decoding it to build their own.
+ *
+ * The index goes to the name those tools look for by default: FILE.gzi for
+ * gztool (FILE.gz -> FILE.gzi, as gztool names it), FILE.gzidx for
+ * indexed_gzip (which has no default: FILE.gz -> FILE.gzidx), or to -o OUT,
+ * or to stdout with -c.  An existing index is kept without -f, as any
+ * output; a half-written one never stays (cli_out_create's temporary name).
+ * The input must be a spigz file with a valid index that starts the file
+ * (the tools count offsets from the file's first byte); anything else is an
+ * error naming the file and the reason, status 1. */
+#include "config.h"
+#include "cli.h"
+#include "idx.h"
+#include "xidx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* FILE.gz -> FILE.gzi (gztool), FILE.gzidx (indexed_gzip); a name without
+ * the suffix gets the index's added.  malloc'd, or NULL. */
+static char *ce_index_name(const struct cli *c, const char *path)
+{
+    const char *add = c->export_fmt == XIDX_GZTOOL ? ".gzi" : ".gzidx";
+    size_t n = strlen(path);
+    if (cli_has_suffix(path, c->suffix))
+        n -= strlen(c->suffix);
+    char *out = malloc(n + strlen(add) + 1);
+    if (out != NULL)
+        snprintf(out, n + strlen(add) + 1, "%.*s%s", (int)n, path, add);
+    return out;
+}
+
+/* The index of the input open on j, loaded whole, or an error (printed). */
+static int ce_load(struct cli *c, const struct cli_job *j, struct idx *x, uint64_t *size)
+{
+    struct stat st;
+    off_t here = lseek(j->in_fd, 0, SEEK_CUR);
+    if (fstat(j->in_fd, &st) != 0 || !S_ISREG(st.st_mode) || here < 0) {
+        cli_error(c, "%s: not a regular file: an index is exported from a spigz file", j->in_name);
+        return -1;
+    }
+    char why[160];
+    struct sp_err err = {0};
+    int r = idx_load(j->in_fd, (uint64_t)here, (uint64_t)st.st_size, x, why, sizeof why, &err);
+    if (r < 0) {
+        cli_error(c, "%s: %s", j->in_name, err.msg);
+        return -1;
+    }
+    if (r == 0) {
+        cli_error(c, "%s: no index to export (%s)", j->in_name,
+                  why[0] != '\0' ? why : "not a spigz file, or one made with --no-index");
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+/* Write x into j->out_fd; prints the error. */
+static bool ce_write(struct cli *c, const struct cli_job *j, const struct idx *x, uint64_t size)
+{
+    struct sp_err err = {0};
+    if (xidx_write(x, size, c->export_fmt, j->out_fd, &err) == 0)
+        return true;
+    cli_error(c, "%s: %s", err.kind == SP_ERR_WRITE ? j->out_name : j->in_name, err.msg);
+    return false;
+}
+
+static void ce_export(struct cli *c, struct cli_job *j)
+{
+    struct idx x;
+    uint64_t size;
+    if (ce_load(c, j, &x, &size) != 0)
+        return;
+    char *name = NULL;
+    if (c->to_stdout) {
+        j->out_name = "stdout";
+        j->out_fd = STDOUT_FILENO;
+        (void)ce_write(c, j, &x, size);
+    } else if ((name = c->output != NULL ? strdup(c->output) : ce_index_name(c, j->in_name)) == NULL) {
+        cli_error(c, "%s: out of memory", j->in_name);
+    } else if ((j->out_name = name, j->out_fd = cli_out_create(c, name, c->output != NULL)) >= 0) {
+        bool ok = ce_write(c, j, &x, size);
+        if (cli_out_finish(c, j, ok, false, NULL) && c->verbose)
+            fprintf(stderr, "%s:\t%llu points -- %s index %s\n", j->in_name,
+                    (unsigned long long)x.n + 1, xidx_fmt_name(c->export_fmt), name);
+    }
+    free(name);
+    idx_free(&x);
+}
+
+void cmd_export(struct cli *c, const char *path)
+{
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    if (path == NULL || strcmp(path, "-") == 0) {
+        if (!c->to_stdout && c->output == NULL) {
+            cli_error(c, "stdin: --export-index from stdin needs -c or -o");
+            return;
+        }
+        ce_export(c, &j);
+        return;
+    }
+    j.in_name = path;
+    if (cli_open_input(c, path, &j) != 0)
+        return;
+    ce_export(c, &j);
+    close(j.in_fd);
+}

@@ -1,0 +1,236 @@
+/* xidx.c — see xidx.h; the layouts are in doc/FORMAT.md section 6. */
+#include "xidx.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+/* gztool reads its fields big-endian whatever the host. */
+#define GZT_ID "gzipindx"       /* index version 0: no line numbers */
+
+/* indexed_gzip writes and reads its fields in the host's byte order. */
+#define IGZ_ID "GZIDX"
+#define IGZ_VERSION 1           /* the version with a data flag per point */
+#define IGZ_WINDOW 32768u       /* its import refuses less; no window is
+                                   stored, so it costs nothing */
+#define IGZ_SPACING (1u << 20)  /* spigz's chunk; used only if the index is
+                                   ever extended, and it sizes the tool's
+                                   discard buffer (4 x spacing) */
+#define IGZ_POINTS_MAX 0xffffffffu
+
+#define GZT_FIXED 40u           /* header 32 + the uncompressed size 8 */
+#define GZT_POINT 24u           /* out 8, in 8, bits 4, window size 4 */
+#define IGZ_FIXED 35u           /* id 5, version, flags, 2 x 8, 3 x 4 */
+#define IGZ_POINT 18u           /* cmp 8, uncmp 8, bits 1, data flag 1 */
+
+int xidx_parse_fmt(const char *name, enum xidx_fmt *fmt)
+{
+    if (name == NULL)
+        return -1;
+    if (strcmp(name, "gztool") == 0) {
+        *fmt = XIDX_GZTOOL;
+        return 0;
+    }
+    /* indexed_gzip is the module's name, indexed-gzip the package's. */
+    if (strcmp(name, "indexed_gzip") == 0 || strcmp(name, "indexed-gzip") == 0) {
+        *fmt = XIDX_INDEXED_GZIP;
+        return 0;
+    }
+    return -1;
+}
+
+const char *xidx_fmt_name(enum xidx_fmt fmt)
+{
+    switch (fmt) {
+    case XIDX_GZTOOL: return "gztool";
+    case XIDX_INDEXED_GZIP: return "indexed_gzip";
+    }
+    return NULL;
+}
+
+/* Points: one per piece and one at the end of the stream (p[n]). */
+uint64_t xidx_size(const struct idx *x, enum xidx_fmt fmt)
+{
+    if (x == NULL || x->n >= IDX_TABLE_MAX / sizeof(struct idx_piece))
+        return 0;
+    uint64_t points = x->n + 1;
+    switch (fmt) {
+    case XIDX_GZTOOL: return GZT_FIXED + GZT_POINT * points;
+    case XIDX_INDEXED_GZIP:
+        return points > IGZ_POINTS_MAX ? 0 : IGZ_FIXED + IGZ_POINT * points;
+    }
+    return 0;
+}
+
+/* ---- checking the index ---- */
+
+/* The sizes: the data member starts the file and the index members and the
+ * footer end it, as idx_load found them. */
+static const char *xidx_check_sizes(const struct idx *x, uint64_t file_size)
+{
+    if (x->header_len < 10 || x->data_len < x->header_len + 10)
+        return "the data member's sizes are impossible";
+    if (x->data_len > file_size || x->index_len > file_size - x->data_len ||
+        file_size - x->data_len - x->index_len != IDX_FOOTER_LEN)
+        return "the file's size is not the index's";
+    return NULL;
+}
+
+/* The pieces: offsets strictly increasing from 0, the sentinel p[n] at the
+ * end of the pieces (the final 03 00 block) and of the content. */
+static const char *xidx_check_pieces(const struct idx *x)
+{
+    const struct idx_piece *p = x->p;
+    if (p[0].coff != 0 || p[0].uoff != 0)
+        return "the first piece does not start the stream";
+    for (uint64_t k = 0; k < x->n; k++)
+        if (p[k + 1].coff <= p[k].coff || p[k + 1].uoff <= p[k].uoff)
+            return "the pieces' offsets do not increase";
+    if (p[x->n].coff != x->data_len - x->header_len - 10 || p[x->n].uoff != x->total)
+        return "the pieces do not end where the data member does";
+    return NULL;
+}
+
+static int xidx_check(const struct idx *x, uint64_t file_size, enum xidx_fmt fmt,
+                      struct sp_err *err)
+{
+    if (xidx_fmt_name(fmt) == NULL) {
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "unknown index export format %d", (int)fmt);
+        return -1;
+    }
+    if (x == NULL || x->p == NULL || x->n >= IDX_TABLE_MAX / sizeof(struct idx_piece)) {
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "no index to export");
+        return -1;
+    }
+    if (x->base != 0) {
+        /* The tools decode from the file's first byte: the members before
+         * the data member would shift every offset by their content. */
+        sp_err_set(err, SP_ERR_FORMAT, 0,
+                   "the data member does not start the file: its index cannot be exported");
+        return -1;
+    }
+    const char *why = xidx_check_sizes(x, file_size);
+    if (why == NULL)
+        why = xidx_check_pieces(x);
+    if (why == NULL && xidx_size(x, fmt) == 0)
+        why = "too many pieces for that index format";
+    if (why != NULL) {
+        sp_err_set(err, SP_ERR_FORMAT, 0, "cannot export the index: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- buffered writing ---- */
+
+struct xw {
+    int fd;
+    bool failed;
+    size_t n;
+    struct sp_err *err;
+    uint8_t b[8192];
+};
+
+static void xw_flush(struct xw *w)
+{
+    size_t done = 0;
+    while (!w->failed && done < w->n) {
+        ssize_t r = write(w->fd, w->b + done, w->n - done);
+        if (r > 0) {
+            done += (size_t)r;
+        } else if (r < 0 && errno == EINTR) {
+            continue;
+        } else {
+            /* write(2) returning 0 for a non-empty buffer: nothing will go. */
+            sp_err_set(w->err, SP_ERR_WRITE, r < 0 ? errno : 0, "writing the index failed");
+            w->failed = true;
+        }
+    }
+    w->n = 0;
+}
+
+static void xw_put(struct xw *w, const void *p, size_t n)
+{
+    if (w->n + n > sizeof w->b)
+        xw_flush(w);
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+static void xw_be(struct xw *w, uint64_t v, int bytes)
+{
+    uint8_t t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+    xw_put(w, t, (size_t)bytes);
+}
+
+/* indexed_gzip fwrite()s its integers as they lie in memory. */
+static void xw_host(struct xw *w, uint64_t v, int bytes)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    xw_be(w, v, bytes);
+#else
+    uint8_t t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (uint8_t)(v >> (8 * i));
+    xw_put(w, t, (size_t)bytes);
+#endif
+}
+
+/* ---- the formats ---- */
+
+/* gztool (gztool.c, serialize_index_to_file): 8 zero bytes (where a bgzip
+ * .gzi starts with its count), the id, the point count twice (equal counts
+ * mark the index complete), the points, then the uncompressed size. */
+static void xidx_gztool(struct xw *w, const struct idx *x)
+{
+    xw_be(w, 0, 8);
+    xw_put(w, GZT_ID, 8);
+    xw_be(w, x->n + 1, 8);
+    xw_be(w, x->n + 1, 8);
+    for (uint64_t k = 0; k <= x->n; k++) {
+        xw_be(w, x->p[k].uoff, 8);
+        /* bits 0: gztool seeks to `in` itself (in - 1 only when bits > 0) */
+        xw_be(w, x->header_len + x->p[k].coff, 8);
+        xw_be(w, 0, 4);  /* bits */
+        xw_be(w, 0, 4);  /* window size 0: no dictionary is set */
+    }
+    xw_be(w, x->total, 8);
+}
+
+/* indexed_gzip (zran.c, zran_export_index, file version 1): the header,
+ * then every point's offsets and data flag; windows follow only for points
+ * whose flag is 1, and none is. */
+static void xidx_indexed_gzip(struct xw *w, const struct idx *x, uint64_t file_size)
+{
+    const uint8_t vf[2] = {IGZ_VERSION, 0};
+    xw_put(w, IGZ_ID, 5);
+    xw_put(w, vf, 2);
+    xw_host(w, file_size, 8);    /* its import requires the file's size */
+    xw_host(w, x->total, 8);
+    xw_host(w, IGZ_SPACING, 4);
+    xw_host(w, IGZ_WINDOW, 4);
+    xw_host(w, x->n + 1, 4);
+    for (uint64_t k = 0; k <= x->n; k++) {
+        const uint8_t bits_data[2] = {0, 0}; /* byte-aligned; no window */
+        xw_host(w, x->header_len + x->p[k].coff, 8);
+        xw_host(w, x->p[k].uoff, 8);
+        xw_put(w, bits_data, 2);
+    }
+}
+
+int xidx_write(const struct idx *x, uint64_t file_size, enum xidx_fmt fmt, int fd,
+               struct sp_err *err)
+{
+    if (xidx_check(x, file_size, fmt, err) != 0)
+        return -1;
+    struct xw w = {.fd = fd, .failed = false, .n = 0, .err = err};
+    if (fmt == XIDX_GZTOOL)
+        xidx_gztool(&w, x);
+    else
+        xidx_indexed_gzip(&w, x, file_size);
+    xw_flush(&w);
+    return w.failed ? -1 : 0;
+}
