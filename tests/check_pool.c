@@ -169,6 +169,45 @@ START_TEST(drain_waits_and_keeps_the_pool)
 }
 END_TEST
 
+/* pool_set_batch(): workers are woken once every `batch` items, yet every
+ * item is worked and emitted in order, whether the batch is larger than
+ * the pool (the producer then wakes them before it waits), all items need
+ * work (none releases the held ones on its way), or the producer drains a
+ * number of items that is no multiple of the batch. */
+START_TEST(batched_wakeups)
+{
+    static const unsigned batches[] = {2, 3, 4, 8, 20};
+    static const unsigned depths[] = {1, 3, 5, 16};
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+        for (unsigned w = 1; w <= 4; w++)
+            for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
+                struct ctx c;
+                ctx_init(&c, w);
+                struct sp_err err = {0};
+                struct pool *p = pool_new(w, depths[d], sizeof(struct item), work, emit, &c, &err);
+                ck_assert_ptr_nonnull(p);
+                pool_set_batch(p, batches[b]);
+                uint64_t n = 3001;
+                ck_assert_uint_eq(produce(p, n), n); /* every fifth needs no work */
+                ck_assert_int_eq(pool_drain(p), 0);
+                ck_assert_uint_eq(c.emitted, n);
+                for (uint64_t i = n; i < n + 7; i++) { /* all need work: 7 held at most */
+                    struct item *it = pool_get(p);
+                    ck_assert_ptr_nonnull(it);
+                    *it = (struct item){.seq = i, .value = i, .needs_work = true, .alloc = it->alloc};
+                    pool_put(p, it, true);
+                }
+                ck_assert_int_eq(pool_drain(p), 0);
+                ck_assert_uint_eq(c.emitted, n + 7);
+                ck_assert_int_eq(pool_close(p, false), 0);
+                pool_free(p, item_free);
+                ck_assert(c.order_ok);
+                ck_assert(c.work_ok);
+                ck_assert_uint_eq(atomic_load(&c.worked), n - n / 5 - (n % 5 > 3) + 7);
+            }
+}
+END_TEST
+
 START_TEST(worker_failure_stops_pipeline)
 {
     for (unsigned w = 1; w <= 4; w++) {
@@ -238,6 +277,7 @@ int main(void)
     tcase_set_timeout(t, 600);
     tcase_add_test(t, order_many_small_jobs);
     tcase_add_test(t, drain_waits_and_keeps_the_pool);
+    tcase_add_test(t, batched_wakeups);
     tcase_add_test(t, worker_failure_stops_pipeline);
     tcase_add_test(t, writer_failure_stops_pipeline);
     tcase_add_test(t, producer_abort);

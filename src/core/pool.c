@@ -26,6 +26,7 @@ struct pool {
     unsigned char *items;
     enum pool_state *state;
     uint64_t put, take, emitted;
+    unsigned batch, held;  /* pool_set_batch: items put before a worker is woken */
     bool closing, failed;
     pool_work_fn work;
     pool_emit_fn emit;
@@ -163,6 +164,7 @@ struct pool *pool_new(unsigned workers, unsigned depth, size_t item_size,
     if (p == NULL)
         goto nomem;
     p->depth = depth;
+    p->batch = 1;
     p->nworkers = workers;
     p->item_size = item_size;
     p->work = work;
@@ -194,9 +196,27 @@ nomem:
     return NULL;
 }
 
+/* Wake the workers for the items put and not yet announced (lock held). */
+static void pool_release(struct pool *p)
+{
+    if (p->held > 0) {
+        BROADCAST(p, cv_work);
+        p->held = 0;
+    }
+}
+
+void pool_set_batch(struct pool *p, unsigned batch)
+{
+    LOCK(p);
+    p->batch = batch < 1 ? 1 : batch;
+    UNLOCK(p);
+}
+
 void *pool_get(struct pool *p)
 {
     LOCK(p);
+    if (!p->failed && p->put - p->emitted >= p->depth)
+        pool_release(p); /* about to wait: the workers must have it all */
     while (!p->failed && p->put - p->emitted >= p->depth)
         WAIT(p, cv_free);
     void *item = p->failed ? NULL : pool_item(p, p->put);
@@ -211,16 +231,20 @@ void pool_put(struct pool *p, void *item, bool needs_work)
         abort(); /* not the item pool_get() returned */
     p->state[p->put % p->depth] = needs_work ? POOL_READY : POOL_DONE;
     p->put++;
-    if (needs_work)
+    if (needs_work && ++p->held >= p->batch) {
         SIGNAL(p, cv_work);
-    else
+        p->held = 0;
+    } else if (!needs_work) {
+        pool_release(p); /* the writer needs those before this one */
         SIGNAL(p, cv_done);
+    }
     UNLOCK(p);
 }
 
 int pool_drain(struct pool *p)
 {
     LOCK(p);
+    pool_release(p);
     while (!p->failed && p->emitted < p->put)
         WAIT(p, cv_free); /* the writer signals it after every emit */
     bool failed = p->failed;

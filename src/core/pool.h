@@ -42,6 +42,14 @@ struct pool *pool_new(unsigned workers, unsigned depth, size_t item_size,
                       pool_work_fn work, pool_emit_fn emit, void *ctx,
                       struct sp_err *err);
 
+/* Wake a worker only once every `batch` items that need work (default 1:
+ * each), or when the producer is about to wait (pool_get on a full pool,
+ * pool_drain, pool_close) or puts an item that needs none: fewer wake-ups
+ * for short jobs, each a futex call and an interrupt to another core on
+ * the producer's thread, at the cost of up to batch - 1 items waiting for
+ * the next put.  For a producer that never waits on its input (a file). */
+void pool_set_batch(struct pool *p, unsigned batch);
+
 /* The next item to fill, or NULL when the pipeline has failed. */
 void *pool_get(struct pool *p);
 
