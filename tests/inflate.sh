@@ -261,4 +261,45 @@ if [ "$FAST_INFLATE" = ISA-L ]; then
 else
     check "the incomplete code: -d refuses it (zlib only, status $s)" [ "$s" -eq 1 ]
 fi
+# The same code with nothing decoded (its first symbol is end-of-block):
+# the trailer of nothing is eight zero bytes and vouches for nothing, so -d
+# too gives gzip's verdict, alone and followed by other bytes (found by
+# fuzz_decode: ISA-L said "decompression OK, trailing garbage ignored").
+"$PY3" - "$T/incomplete.gz" "$T/empty.gz" "$T/empty-tail.gz" <<'PYEOF2'
+import sys
+d = open(sys.argv[1], "rb").read()
+hdr, body = d[:10], d[10:-8]
+# The code lengths end 97 + 2 + 157 + 2 symbols in; rebuild the body's bits
+# up to there and append the end-of-block code (110) at once.
+bits = [(b >> i) & 1 for b in body for i in range(8)]
+out = []
+def take(n):
+    v = bits[:n]; del bits[:n]; out.extend(v); return v
+take(3); take(10); take(4); take(19 * 3)
+def clcode():
+    a = take(2)
+    if a == [1, 1]:
+        take(1)
+    return a
+n = 0
+while n < 258:
+    a = clcode()
+    if a == [0, 1] or a == [1, 1]:
+        n += 1
+    else:
+        k = take(7); n += sum(b << i for i, b in enumerate(k)) + 11
+out.extend([1, 1, 0])
+while len(out) % 8:
+    out.append(0)
+empty = bytes(sum(out[i + j] << j for j in range(8)) for i in range(0, len(out), 8))
+open(sys.argv[2], "wb").write(hdr + empty + bytes(8))
+open(sys.argv[3], "wb").write(hdr + empty + bytes(8) + b"\x1c\x08E`D\x15\x10'")
+PYEOF2
+for f in empty empty-tail; do
+    gzip -dc < "$T/$f.gz" > /dev/null 2> "$T/g.err"; g=$?
+    "$SPIGZ" -dc "$T/$f.gz" > "$T/out" 2> "$T/err"; s=$?
+    check "the incomplete code decoding to nothing ($f): -d's status $s is gzip's $g ($(cat "$T/err"))" \
+        [ "$s" -eq "$g" ] && [ "$g" -eq 1 ]
+    check "the incomplete code decoding to nothing ($f): gzip's message" grep -q "format violated" "$T/err"
+done
 finish

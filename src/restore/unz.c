@@ -410,6 +410,10 @@ static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
         c->fast_members += r == 0;
         if (r <= 0)
             return r;
+        /* 2: an empty member, checked again by zlib: not counted as zlib's
+         * (-vv names the inflater of the members that hold data) */
+        c->zlib_members += r == 1;
+        return unz_zlib(c, b, zs, done);
     }
     c->zlib_members++;
     return unz_zlib(c, b, zs, done);

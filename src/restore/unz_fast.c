@@ -208,6 +208,12 @@ int unz_fast_member(struct unz_ctx *c, struct ibuf *b, uint64_t *done)
             size_t back = (size_t)(s->read_in_length > 0 ? s->read_in_length / 8 : 0);
             if (s->tmp_in_size != 0 || back > b->pos)
                 return fast_refused(c, b, data_at, mlen, done);
+            /* Nothing decoded: the trailer cannot vouch for it (the CRC-32
+             * and length of nothing are eight zero bytes, as common in a
+             * damaged file as anywhere), so a code ISA-L takes and gzip
+             * refuses would pass.  zlib decides: such a member is short. */
+            if (mlen == 0)
+                return fast_refused(c, b, data_at, mlen, done) == 1 ? 2 : -1;
             b->pos -= back;
             fast_window(c, mlen);
             return unz_fast_flush(c);

@@ -162,7 +162,8 @@ int unz_fast_flush(struct unz_ctx *c);
  * the stream ended, b->pos is at its trailer; -1: a read error or memory;
  * 1: ISA-L stopped short of the end: gzip's verdict is zlib's, so b is back
  * at the member's deflate data and *done bytes of the member are out
- * already (zlib's output is to go on from there). */
+ * already (zlib's output is to go on from there); 2: likewise, for a member
+ * ISA-L decoded to nothing (whose trailer vouches for nothing). */
 int unz_fast_member(struct unz_ctx *c, struct ibuf *b, uint64_t *done);
 
 /* ---- salvage.c, for unz.c ---- */
