@@ -574,11 +574,16 @@ EOF
 # row holds one whole update and nothing else, the cursor never goes above
 # the line, and at the end the screen holds the summary line alone.
 cat > "$PY/resize.py" <<'EOF'
-import fcntl, os, pty, re, select, struct, subprocess, sys, termios, time
+import fcntl, os, pty, re, select, signal, struct, subprocess, sys, termios, time
 sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
 from lines import form, EARLY, SUMMARY
+# interrupt: one resize, 100 to 30 columns, and SIGINT at once, before the
+# next draw can redraw the line: the signal handler ends it instead.
+interrupt = sys.argv[1] == "interrupt"
+if interrupt:
+    del sys.argv[1]
 rate, cmd = float(sys.argv[1]), sys.argv[2:]
-sizes = [100, 40, 100, 30]
+sizes = [100, 30] if interrupt else [100, 40, 100, 30]
 master, slave = pty.openpty()
 def winsize(cols):
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
@@ -609,6 +614,8 @@ while open_fds:
             if len(events) < len(sizes) and tty.count(b"\r") >= 3 * len(events):
                 winsize(sizes[len(events)])
                 events.append((len(tty), sizes[len(events)]))
+                if interrupt and len(events) == len(sizes):
+                    p.send_signal(signal.SIGINT)
     if fd not in open_fds and p.poll() is not None:
         while master in open_fds and select.select([master], [], [], 0.2)[0]:
             try:
@@ -621,10 +628,11 @@ while open_fds:
         break
 rc = p.wait()
 text = tty.decode("utf-8", "replace")
-errors = [] if rc == 0 else [f"exit status {rc}"]
+errors = [] if rc == (-signal.SIGINT if interrupt else 0) else [f"exit status {rc}"]
 if len(events) < len(sizes):
     errors.append(f"the run ended after {len(events) - 1} resizes of {len(sizes) - 1}")
 update = re.compile(form("c", False) + "|" + EARLY["c"])
+last = r"\S+: interrupted" if interrupt else SUMMARY  # what the screen ends with
 # The model: logical lines, the cursor an index into the current one; a
 # resize rewraps the rows, so it changes nothing but the width.
 lines, cur, pending, width, ev, i = [[]], 0, False, sizes[0], 1, 0
@@ -637,7 +645,7 @@ while i < len(text):
     ch = text[i]
     if ch == "\r":
         shown = "".join(lines[-1]).rstrip(" ")
-        if shown and not update.fullmatch(shown) and not re.fullmatch(SUMMARY, shown):
+        if shown and not update.fullmatch(shown) and not re.fullmatch(last, shown):
             errors.append(f"at width {width}, the row holds {shown!r}")
         cur, pending = row() * width, False
     elif ch == "\n":
@@ -670,7 +678,7 @@ while i < len(text):
         pending = cur % width == 0
     i += 1
 screen = ["".join(l).rstrip(" ") for l in lines]
-if len(screen) != 2 or screen[1] != "" or not re.fullmatch(SUMMARY, screen[0]):
+if len(screen) != 2 or screen[1] != "" or not re.fullmatch(last, screen[0]):
     errors.append(f"the screen at the end: {screen!r}")
 for e in errors:
     print("resize:", e, file=sys.stderr)
@@ -681,6 +689,13 @@ if (cd "$W" && "$PY3" "$PY/resize.py" $((CRATE / 2)) timeout 120 "$SPIGZ" -c big
     pass
 else
     fail "a terminal resized under the line: $(head -c 600 "$T/resize.err")"
+fi
+# ... and interrupted at once (Ctrl-C): the handler's end of the line too.
+if (cd "$W" && "$PY3" "$PY/resize.py" interrupt $((CRATE / 2)) timeout 120 "$SPIGZ" -c big \
+    > "$T/resize.err" 2>&1); then
+    pass
+else
+    fail "a terminal resized under the line, then SIGINT: $(head -c 600 "$T/resize.err")"
 fi
 
 finish

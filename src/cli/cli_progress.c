@@ -71,6 +71,7 @@ struct cli_prog {
 /* What the signal handler needs, readable from any thread. */
 static _Atomic int cli_prog_sig_shown; /* columns on screen, 0: none */
 static _Atomic int cli_prog_sig_tty;
+static _Atomic int cli_prog_sig_ansi;
 
 static const char cli_prog_spaces[] =
     "                                                                ";
@@ -565,6 +566,7 @@ struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
         return NULL;
     }
     atomic_store_explicit(&cli_prog_sig_tty, d->tty, memory_order_relaxed);
+    atomic_store_explicit(&cli_prog_sig_ansi, d->ansi, memory_order_relaxed);
     if (cli_prog_spawn(d) != 0) {
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
@@ -607,6 +609,41 @@ uint64_t cli_prog_total(int fd)
     return 0;
 }
 
+/* As cli_prog_unwrap, for the signal handler: no stdio.  Returns the
+ * length written in b (at least 32 bytes), 0 when the line fits its row.
+ * ioctl() is a plain system call, taking no lock: safe in a handler. */
+static size_t cli_prog_sig_unwrap(int shown, char *b)
+{
+#ifdef TIOCGWINSZ
+    struct winsize ws;
+    if (!atomic_load_explicit(&cli_prog_sig_ansi, memory_order_relaxed) ||
+        ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0 || shown < ws.ws_col)
+        return 0;
+    unsigned up = (unsigned)(shown - 1) / ws.ws_col, v = up; /* rows above the cursor's */
+    char digits[12];
+    size_t nd = 0, k = 0;
+    do
+        digits[nd++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    b[k++] = '\r';
+    if (up > 0) {
+        b[k++] = '\033';
+        b[k++] = '[';
+        while (nd > 0)
+            b[k++] = digits[--nd];
+        b[k++] = 'A';
+    }
+    b[k++] = '\033';
+    b[k++] = '[';
+    b[k++] = 'J';
+    return k;
+#else
+    (void)shown;
+    (void)b;
+    return 0;
+#endif
+}
+
 void cli_prog_interrupted(void)
 {
     int n = atomic_load_explicit(&cli_prog_sig_shown, memory_order_relaxed);
@@ -614,6 +651,12 @@ void cli_prog_interrupted(void)
         return;
     if (!atomic_load_explicit(&cli_prog_sig_tty, memory_order_relaxed)) {
         (void)!write(STDERR_FILENO, "\n", 1);
+        return;
+    }
+    char b[32];
+    size_t k = cli_prog_sig_unwrap(n, b); /* a terminal narrowed under the line */
+    if (k > 0) {
+        (void)!write(STDERR_FILENO, b, k);
         return;
     }
     (void)!write(STDERR_FILENO, "\r", 1);

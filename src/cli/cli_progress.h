@@ -88,8 +88,9 @@ void cli_prog_stop(struct cli_prog *d);
 uint64_t cli_prog_total(int fd);
 
 /* Async-signal-safe: end a line being shown (blank it on a terminal, else a
- * newline) so a signal handler's message starts on its own line.  Any
- * thread; harmless when nothing is shown. */
+ * newline) so a signal handler's message starts on its own line; on a
+ * terminal narrowed under the line, go back to its first row and erase from
+ * there, as a draw does.  Any thread; harmless when nothing is shown. */
 void cli_prog_interrupted(void);
 
 /* Bytes in binary units, 3 digits: 512 B, 1.20 KiB, 12.3 MiB, 123 GiB,
