@@ -71,7 +71,6 @@ struct cli {
     unsigned operands;           /* file operands on the command line */
     uint64_t list_in, list_out;
     uint64_t list_frame;         /* header + trailer of the last file listed */
-    const char *list_file;       /* the file being listed (--format=json, kv) */
     bool list_inexact;
 };
 

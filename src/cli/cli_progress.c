@@ -129,17 +129,24 @@ void cli_prog_size(char *b, size_t n, double v)
 }
 
 /* m:ss under an hour, h:mm:ss after; --:-- when unknown. */
+void cli_prog_clock(char *b, size_t n, double s)
+{
+    unsigned t = s > 0 && s < 1e8 ? (unsigned)s : 0;
+    if (t < 3600)
+        snprintf(b, n, "%u:%02u", t / 60, t % 60);
+    else
+        snprintf(b, n, "%u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
+}
+
 static void cli_prog_eta(char *b, size_t n, double s)
 {
+    char t[24];
     if (s < 0 || s >= 100 * 3600.0) {
         snprintf(b, n, "ETA --:--");
         return;
     }
-    unsigned t = (unsigned)(s + 0.5);
-    if (t < 3600)
-        snprintf(b, n, "ETA %u:%02u", t / 60, t % 60);
-    else
-        snprintf(b, n, "ETA %u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
+    cli_prog_clock(t, sizeof t, s + 0.5);
+    snprintf(b, n, "ETA %s", t);
 }
 
 /* ---- the rate: input bytes over the last 5 s (since the start before) ---- */
@@ -190,16 +197,6 @@ static char *cli_prog_field(struct cli_prog_line *l, enum cli_prog_prio prio)
 {
     l->prio[l->n] = prio;
     return l->f[l->n++];
-}
-
-/* Elapsed time, m:ss under an hour, h:mm:ss after. */
-static void cli_prog_clock(char *b, size_t n, double s)
-{
-    unsigned t = s > 0 && s < 1e8 ? (unsigned)s : 0;
-    if (t < 3600)
-        snprintf(b, n, "%u:%02u", t / 60, t % 60);
-    else
-        snprintf(b, n, "%u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
 }
 
 /* Percent, done/total, elapsed, rate and ETA of the measured counter; without
@@ -402,15 +399,35 @@ static size_t cli_prog_ncols(const char *p, size_t n)
  * to the end of the screen (ESC [ J), so no piece of it stays behind.
  * (A terminal that cuts lines instead, as xterm, loses the row above the
  * line to this; not rewrapping, it shows no debris to begin with.)  Returns
- * the length written in buf, or 0 when the line still fits in one row:
- * then "\r" and spaces over it do, as for every other update. */
-static size_t cli_prog_unwrap(const struct cli_prog *d, size_t cols, char *buf, size_t cap)
+ * the length written in b (32 bytes are enough), or 0 when the line still
+ * fits in one row: then "\r" and spaces over it do, as for every other
+ * update.  No stdio: the signal handler uses it too. */
+static size_t cli_prog_unwrap_seq(bool ansi, size_t shown, size_t cols, char *b)
 {
-    if (!d->ansi || d->shown < cols)
+    if (!ansi || cols == 0 || shown < cols)
         return 0;
-    size_t up = (d->shown - 1) / cols; /* the rows it takes, less one */
-    int n = up > 0 ? snprintf(buf, cap, "\r\033[%zuA\033[J", up) : snprintf(buf, cap, "\r\033[J");
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+    size_t up = (shown - 1) / cols, v = up, k = 0, nd = 0; /* rows above the cursor's */
+    char digits[24];
+    do
+        digits[nd++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    b[k++] = '\r';
+    if (up > 0) {
+        b[k++] = '\033';
+        b[k++] = '[';
+        while (nd > 0)
+            b[k++] = digits[--nd];
+        b[k++] = 'A';
+    }
+    b[k++] = '\033';
+    b[k++] = '[';
+    b[k++] = 'J';
+    return k;
+}
+
+static size_t cli_prog_unwrap(const struct cli_prog *d, size_t cols, char *buf)
+{
+    return cli_prog_unwrap_seq(d->ansi, d->shown, cols, buf);
 }
 
 /* One update: "\r", the line, spaces over the rest of the previous one (or,
@@ -430,7 +447,7 @@ static void cli_prog_draw(struct cli_prog *d, bool end)
                     t - d->t0);
     char buf[2 * CLI_PROG_LINE + 40];
     size_t cols = cli_prog_width(d), width = cols > CLI_PROG_LINE ? CLI_PROG_LINE : cols;
-    size_t pos = cli_prog_unwrap(d, cols, buf, 32);
+    size_t pos = cli_prog_unwrap(d, cols, buf);
     bool unwrapped = pos > 0;
     if (!unwrapped)
         buf[pos++] = '\r';
@@ -451,7 +468,7 @@ static void cli_prog_draw(struct cli_prog *d, bool end)
 static void cli_prog_erase(struct cli_prog *d)
 {
     char buf[2 + CLI_PROG_LINE];
-    size_t pos = cli_prog_unwrap(d, cli_prog_width(d), buf, sizeof buf);
+    size_t pos = cli_prog_unwrap(d, cli_prog_width(d), buf);
     if (pos == 0) {
         buf[pos++] = '\r';
         cli_prog_pad(buf, sizeof buf - 1, &pos, d->shown);
@@ -609,39 +626,16 @@ uint64_t cli_prog_total(int fd)
     return 0;
 }
 
-/* As cli_prog_unwrap, for the signal handler: no stdio.  Returns the
- * length written in b (at least 32 bytes), 0 when the line fits its row.
- * ioctl() is a plain system call, taking no lock: safe in a handler. */
-static size_t cli_prog_sig_unwrap(int shown, char *b)
+/* The terminal's width for the signal handler, 0 when unknown.  ioctl() is a
+ * plain system call, taking no lock: safe in a handler. */
+static size_t cli_prog_sig_cols(void)
 {
 #ifdef TIOCGWINSZ
     struct winsize ws;
-    if (!atomic_load_explicit(&cli_prog_sig_ansi, memory_order_relaxed) ||
-        ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0 || shown < ws.ws_col)
-        return 0;
-    unsigned up = (unsigned)(shown - 1) / ws.ws_col, v = up; /* rows above the cursor's */
-    char digits[12];
-    size_t nd = 0, k = 0;
-    do
-        digits[nd++] = (char)('0' + v % 10);
-    while ((v /= 10) > 0);
-    b[k++] = '\r';
-    if (up > 0) {
-        b[k++] = '\033';
-        b[k++] = '[';
-        while (nd > 0)
-            b[k++] = digits[--nd];
-        b[k++] = 'A';
-    }
-    b[k++] = '\033';
-    b[k++] = '[';
-    b[k++] = 'J';
-    return k;
-#else
-    (void)shown;
-    (void)b;
-    return 0;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+        return ws.ws_col;
 #endif
+    return 0;
 }
 
 void cli_prog_interrupted(void)
@@ -654,7 +648,8 @@ void cli_prog_interrupted(void)
         return;
     }
     char b[32];
-    size_t k = cli_prog_sig_unwrap(n, b); /* a terminal narrowed under the line */
+    size_t k = cli_prog_unwrap_seq(atomic_load_explicit(&cli_prog_sig_ansi, memory_order_relaxed),
+                                   (size_t)n, cli_prog_sig_cols(), b); /* narrowed under it */
     if (k > 0) {
         (void)!write(STDERR_FILENO, b, k);
         return;

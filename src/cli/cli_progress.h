@@ -93,6 +93,9 @@ uint64_t cli_prog_total(int fd);
  * there, as a draw does.  Any thread; harmless when nothing is shown. */
 void cli_prog_interrupted(void);
 
+/* Seconds as m:ss under an hour, h:mm:ss after (whole seconds, down). */
+void cli_prog_clock(char *b, size_t n, double s);
+
 /* Bytes in binary units, 3 digits: 512 B, 1.20 KiB, 12.3 MiB, 123 GiB,
  * 4.00 TiB (the line's own format; also for other CLI reports). */
 void cli_prog_size(char *b, size_t n, double v);

@@ -54,11 +54,8 @@ static void cli_report_time(char *b, size_t n, double s)
         snprintf(b, n, "%.2f s", s < 0 ? 0 : s);
     else if (s < 59.95)
         snprintf(b, n, "%.1f s", s);
-    else if (s < 3600)
-        snprintf(b, n, "%u:%02u", (unsigned)s / 60, (unsigned)s % 60);
     else
-        snprintf(b, n, "%u:%02u:%02u", (unsigned)(s / 3600), (unsigned)s / 60 % 60,
-                 (unsigned)s % 60);
+        cli_prog_clock(b, n, s);
 }
 
 /* The uncompressed side: what the rate counts. */

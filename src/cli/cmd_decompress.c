@@ -421,10 +421,11 @@ static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, doub
 /* One line of -l; l is NULL for the totals.  The time shown is the
  * compressed file's (gzip -lv), the stored one with -N when there is one. */
 static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double ratio,
-                         const char *name, const struct dec_list *l, const struct stat *st)
+                         const char *name, const struct dec_list *l, const struct stat *st,
+                         const char *file)
 {
     if (c->format != FORMAT_TEXT) {
-        cd_list_machine(c, in, out, ratio, name, l, st != NULL ? c->list_file : NULL);
+        cd_list_machine(c, in, out, ratio, name, l, file);
         return;
     }
     if (c->verbose && l != NULL) {
@@ -499,9 +500,9 @@ static void cd_list(struct cli *c, struct cli_job *j)
     if (name == NULL && j->in_path != NULL)
         name = cd_out_name(c, j->in_path);
     cd_list_header(c);
-    c->list_file = j->in_name;
     cd_list_line(c, l.compressed, l.uncompressed, cd_list_ratio(&l),
-                 name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st);
+                 name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st,
+                 j->in_name);
     free(name);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;
@@ -531,7 +532,7 @@ void cmd_list_totals(struct cli *c)
     /* gzip: with more than one operand, once something of some size was
      * listed; not -q */
     if (c->operands > 1 && c->listed > 0 && c->list_out > 0 && (!c->quiet || c->format != FORMAT_TEXT))
-        cd_list_line(c, c->list_in, c->list_out, ratio, "(totals)", NULL, NULL);
+        cd_list_line(c, c->list_in, c->list_out, ratio, "(totals)", NULL, NULL, NULL);
 }
 
 /* ---- one input ---- */

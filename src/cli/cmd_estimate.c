@@ -4,6 +4,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_report.h"
 #include "estimate.h"
 #include "lay.h"
 
@@ -154,21 +155,6 @@ static void ce_map_text(const struct est_result *r, unsigned width, const struct
     ce_map_parts(m);
 }
 
-static void ce_json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 /* Fields shared by JSON and key=value: name, is-a-number, value. */
 static void ce_fields(const struct cli *c, const struct est_result *r,
                       void (*put)(const char *, const char *, bool, bool))
@@ -228,7 +214,7 @@ static void ce_put_json(const char *k, const char *v, bool num, bool map)
     } else if (num) {
         fputs(v, stdout);
     } else {
-        ce_json_string(v);
+        cli_json_string(stdout, v);
     }
 }
 
@@ -250,7 +236,7 @@ static void ce_report(const struct cli *c, const char *name, const struct est_re
     if (c->format == FORMAT_JSON) {
         ce_first = false;
         fputs("{\"file\":", stdout);
-        ce_json_string(name);
+        cli_json_string(stdout, name);
         ce_fields(c, r, ce_put_json);
         fputs("}\n", stdout);
     } else if (c->format == FORMAT_KV) {

@@ -614,14 +614,14 @@ static bool cli_terminal_refused(const struct cli *c, char **files, int nfiles)
         uses_stdin = uses_stdin || strcmp(files[i], "-") == 0;
     if (c->mode == MODE_ESTIMATE)
         return false; /* reads anything, writes only a report */
-    if (c->mode == MODE_COMPRESS || c->mode == MODE_EXPORT) {
-        bool uses_stdout = c->output == NULL && c->to_stdout;
-        if (c->mode == MODE_COMPRESS)
-            uses_stdout = uses_stdout || (c->output == NULL && uses_stdin);
-        if (uses_stdout && isatty(STDOUT_FILENO) && c->mode == MODE_EXPORT) {
+    if (c->mode == MODE_EXPORT) {
+        bool refused = c->output == NULL && c->to_stdout && isatty(STDOUT_FILENO);
+        if (refused)
             cli_msg("an index is not written to a terminal. Use -f to force it.");
-            return true;
-        }
+        return refused;
+    }
+    if (c->mode == MODE_COMPRESS) {
+        bool uses_stdout = c->output == NULL && (c->to_stdout || uses_stdin);
         if (uses_stdout && isatty(STDOUT_FILENO)) {
             cli_msg("compressed data not written to a terminal. Use -f to force compression.");
             fprintf(stderr, "For help, type: %s -h\n", cli_prog);
