@@ -45,7 +45,7 @@ struct unz_fast *unz_fast_open(struct unz_ctx *c, int fd)
     off_t at = lseek(fd, 0, SEEK_CUR);
     if (at < 0)
         return NULL;
-    struct unz_fast *f = malloc(sizeof *f);
+    struct unz_fast *f = calloc(1, sizeof *f); /* every field defined before ISA-L reads it */
     if (f == NULL || (c->held_buf = malloc(UNZ_OUT)) == NULL) {
         free(f);
         return NULL; /* memory: the zlib path, which needs none of this */
