@@ -131,6 +131,22 @@ unchanged "an unreadable file is kept" unr
 only "an unreadable file: no stray files" unr
 rm -f "$W/unr" "$R/unr"
 
+# Levels 1 and 2 map ISA-L's stream inside 2 GiB of reserved address space a
+# thread (src/core/isal_home.h); with less allowed they stop, naming the file
+# and the cause, and leave nothing behind.
+if "$SPIGZ" -V 2>&1 | grep -q 'ISA-L'; then
+    mk lim $((3 * M))
+    (cd "$W" && ulimit -v 1500000 && exec timeout 120 "$SPIGZ" -1 -p 2 lim) > "$T/out" 2> "$T/err"
+    RC=$? CMD="spigz -1 -p 2 lim (ulimit -v 1500000)"
+    rc_is "-1 without the address space it reserves" 1
+    err_has "-1 without address space names the file" "lim:"
+    err_has "-1 without address space says why" "address space"
+    absent "-1 without address space: no partial output" lim.gz
+    only "-1 without address space: input kept, no stray files" lim
+    unchanged "-1 without address space: input unchanged" lim
+    rm -f "$W/lim" "$R/lim"
+fi
+
 # ---- read error midway ----
 section "read error midway"
 mk r $((8 * M))

@@ -3,8 +3,10 @@
  * level but 1..3 in a build without libdeflate). */
 #include "config.h"
 #include "engine.h"
+#include "isal_home.h"
 #include "splice.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@ struct eng {
 #ifdef HAVE_ISAL
     uint8_t *isal_buf; /* ISA-L's hash tables for its level */
     uint32_t isal_buf_size;
+    struct ihome home; /* where its level-2 stream goes (isal_home.h) */
 #endif
 #ifdef HAVE_LIBDEFLATE
     struct libdeflate_compressor *ld;
@@ -117,13 +120,21 @@ const char *eng_level_desc(int level)
 
 /* The level buffer is ISA-L's hash tables (the _REQ part) and then its
  * token buffer, 4 bytes a token (igzip_lib.h's ISAL_DEF_LVLn_* sizes). */
-static int isal_new(struct eng *e, int level)
+static int isal_new(struct eng *e, int level, struct sp_err *err)
 {
     uint32_t tokens = eng_isal_map[level].tokens * IGZIP_K;
     e->isal_buf_size = e->sub == 2 ? ISAL_DEF_LVL2_REQ + ISAL_DEF_LVL2_TOKEN_SIZE * tokens
                                    : ISAL_DEF_LVL3_REQ + ISAL_DEF_LVL3_TOKEN_SIZE * tokens;
     e->isal_buf = malloc(e->isal_buf_size);
-    return e->isal_buf != NULL ? 0 : -1;
+    if (e->isal_buf == NULL)
+        return -1;
+    if (e->sub == 2 && ihome_init(&e->home, sizeof(struct isal_zstream)) != 0) {
+        sp_err_set(err, SP_ERR_NOMEM, errno,
+                   "level %d: cannot reserve 2 GiB of address space for ISA-L's stream "
+                   "(is the address space limited, ulimit -v?)", level);
+        return -2;
+    }
+    return 0;
 }
 
 /* Stored blocks bound what the stateless call may need when the data does
@@ -135,34 +146,55 @@ static size_t isal_bound(size_t n)
 }
 
 /* One call, no history: the piece is byte-aligned (the full flush ends with
- * an empty stored block) and no block is final (end_of_stream is 0). */
+ * an empty stored block) and no block is final (end_of_stream is 0).
+ * Returns 0, -1 (no output: eng_run says so) or -2 with *err set. */
 static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *out,
-                         size_t cap, size_t *outlen)
+                         size_t cap, size_t *outlen, struct sp_err *err)
 {
     if (n > UINT32_MAX)
         return -1;
-    /* isal_deflate_stateless_init() sets only some fields: in ISA-L 2.30 it
-     * leaves hist_bits alone, and stack garbage from 1 to 15 there shortened
-     * the window, so a piece depended on what the worker's stack held before
-     * (tests/check_engine.c, pieces_have_no_history).  Every field starts at
-     * zero, the documented defaults; ~100 KiB cleared per piece of 1 MiB. */
-    struct isal_zstream s;
-    memset(&s, 0, sizeof s);
-    isal_deflate_stateless_init(&s);
-    s.level = (uint32_t)e->sub;
-    s.level_buf = e->isal_buf;
-    s.level_buf_size = e->isal_buf_size;
-    s.flush = FULL_FLUSH;
-    s.end_of_stream = 0;
-    s.gzip_flag = IGZIP_DEFLATE;
-    s.next_in = (uint8_t *)in;
-    s.avail_in = (uint32_t)n;
-    s.next_out = out;
-    s.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-    if (isal_deflate_stateless(&s) != COMP_OK || s.avail_in != 0)
-        return -1;
-    *outlen = s.total_out;
-    return 0;
+    /* Every field starts at zero, the documented defaults: in ISA-L 2.30
+     * isal_deflate_stateless_init() leaves some alone, hist_bits among them,
+     * where stack garbage from 1 to 15 shortened the window (check_engine,
+     * pieces_have_no_history).  Level 2's stream lies where its third byte's
+     * hash is right (isal_home.h; check_engine, third_byte_hashed_from_data):
+     * fresh zero pages.  Level 3's body has no such fault: a cleared local. */
+    struct isal_zstream local, *s = &local;
+    if (e->sub == 2) {
+        if ((s = ihome_get(&e->home, in, n)) == NULL) {
+            sp_err_set(err, SP_ERR_NOMEM, errno, "cannot map ISA-L's stream");
+            return -2;
+        }
+    } else {
+        memset(&local, 0, sizeof local);
+    }
+    isal_deflate_stateless_init(s);
+    s->level = (uint32_t)e->sub;
+    s->level_buf = e->isal_buf;
+    s->level_buf_size = e->isal_buf_size;
+    s->flush = FULL_FLUSH;
+    s->end_of_stream = 0;
+    s->gzip_flag = IGZIP_DEFLATE;
+    s->next_in = (uint8_t *)in;
+    s->avail_in = (uint32_t)n;
+    s->next_out = out;
+    s->avail_out = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+    int rc = isal_deflate_stateless(s) == COMP_OK && s->avail_in == 0 ? 0 : -1;
+    *outlen = s->total_out;
+    uint32_t mask = s->internal_state.hash_mask;
+    if (e->sub == 2 && ihome_put(&e->home) != 0) {
+        sp_err_set(err, SP_ERR_NOMEM, errno, "cannot unmap ISA-L's stream");
+        return -2;
+    }
+    if (rc == 0 && e->sub == 2 && mask > IHOME_MASK) {
+        /* A wider hash than isal_home steers: the piece might depend on the
+         * stream's address.  Never give such bytes under a level's name. */
+        sp_err_set(err, SP_ERR_INTERNAL, 0,
+                   "ISA-L's level 2 uses a hash mask of %#x, wider than spigz can keep "
+                   "deterministic (%#x): rebuild spigz against this ISA-L", mask, IHOME_MASK);
+        return -2;
+    }
+    return rc;
 }
 
 #endif
@@ -218,7 +250,7 @@ struct eng *eng_new(int level, struct sp_err *err)
     int rc = -1;
     switch (e->kind) {
 #ifdef HAVE_ISAL
-    case ENG_ISAL: rc = isal_new(e, level); break;
+    case ENG_ISAL: rc = isal_new(e, level, err); break;
 #endif
 #ifdef HAVE_LIBDEFLATE
     case ENG_LIBDEFLATE:
@@ -231,6 +263,8 @@ struct eng *eng_new(int level, struct sp_err *err)
     if (rc == 0)
         return e;
     eng_free(e);
+    if (rc == -2)
+        return NULL; /* *err says why */
 nomem:
     sp_err_set(err, SP_ERR_NOMEM, 0, "cannot allocate a level %d compressor", level);
     return NULL;
@@ -259,7 +293,7 @@ static int eng_run(struct eng *e, const uint8_t *in, size_t n, uint8_t *out, siz
     int rc = -1;
     switch (e->kind) {
 #ifdef HAVE_ISAL
-    case ENG_ISAL: rc = isal_compress(e, in, n, out, cap, outlen); break;
+    case ENG_ISAL: rc = isal_compress(e, in, n, out, cap, outlen, err); break;
 #endif
 #ifdef HAVE_LIBDEFLATE
     case ENG_LIBDEFLATE: {
@@ -272,6 +306,8 @@ static int eng_run(struct eng *e, const uint8_t *in, size_t n, uint8_t *out, siz
 #endif
     default: rc = zl_compress(e, in, n, out, cap, outlen); break;
     }
+    if (rc == -2)
+        return -1; /* *err says why */
     if (rc != 0)
         sp_err_set(err, SP_ERR_INTERNAL, 0, "%s produced no %soutput for a %zu-byte chunk",
                    e->kind == ENG_ISAL ? "ISA-L" : e->kind == ENG_ZLIB ? "zlib" : "libdeflate",
@@ -318,6 +354,7 @@ void eng_free(struct eng *e)
         return;
 #ifdef HAVE_ISAL
     free(e->isal_buf);
+    ihome_fini(&e->home);
 #endif
 #ifdef HAVE_LIBDEFLATE
     if (e->ld != NULL)
