@@ -377,7 +377,8 @@ static void est_px_drop(struct est *e, size_t idx)
     e->proxy_x -= p->x;
     e->proxy_xr -= p->x * p->x / p->len;
     e->proxy_var -= p->var;
-    e->proxy_n--;
+    if (--e->proxy_n == 0) /* what the sums keep of rounding, dropped */
+        e->proxy_x = e->proxy_xr = e->proxy_var = 0;
 }
 
 static int est_add_proxy(struct est *e, const struct est_item *it)
@@ -390,7 +391,10 @@ static int est_add_proxy(struct est *e, const struct est_item *it)
     }
     double np = ceil((double)it->len / EST_PIECE);
     double d = y[0] - y[1]; /* EST_NPIECE == 2: s^2 = d^2 / 2 */
-    double x = sum * (double)it->len / plen, var = d * d / 2 / EST_NPIECE * (1 - EST_NPIECE / np);
+    /* The finite-population correction: none left unsampled, no variance
+     * (a chunk of at most EST_NPIECE pieces; negative below that). */
+    double fpc = np > EST_NPIECE ? 1 - EST_NPIECE / np : 0;
+    double x = sum * (double)it->len / plen, var = d * d / 2 / EST_NPIECE * fpc;
     e->proxy_x += x;
     e->proxy_xr += x * x / (double)it->len;
     e->proxy_var += var;
@@ -1142,7 +1146,8 @@ static int est_finish(struct est *e)
      * (its clen's LEB128 length may be off by a byte), and the proxies'
      * calibration is only as good as a ratio: 0.1% of what they carry. */
     double slack = (double)e->nch + 0.001 * (data - e->exact_c);
-    double half = z * sqrt(var + hvar) + slack;
+    /* Sums of added and dropped terms may round below zero. */
+    double half = z * sqrt(var + hvar > 0 ? var + hvar : 0) + slack;
     r->ratio = ratio;
     r->size = fixed + data + hidden;
     r->lo = r->size - half < fixed ? fixed : r->size - half;
