@@ -33,7 +33,7 @@ for kind in "$@"; do
         make -s -j"$(nproc)"
         # fault.so is preloaded into a sanitized binary: the ASan runtime must come first.
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 SPIGZ_SANITIZER=address \
             make -s -j"$(nproc)" check
         ;;
     tsan)
