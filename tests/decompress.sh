@@ -1262,7 +1262,7 @@ rs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 a, b, agz = map(int, sys.argv[2:5])
 ok = len(rs) == 4 and rs[0]["file"].endswith("/a.gz") and rs[0]["uncompressed"] == a \
     and rs[0]["compressed"] == agz and rs[0]["exact"] is True and rs[0]["members"] == 1 \
-    and rs[0]["method"] == "defla" and len(rs[0]["crc"]) == 8 \
+    and rs[0]["method"] == "deflate" and len(rs[0]["crc"]) == 8 \
     and rs[1]["exact"] is False and rs[1]["uncompressed"] == b and rs[1]["all_members"] == a + b \
     and rs[1]["members"] == 2 and rs[2]["exact"] is True and rs[2]["uncompressed"] == a + b \
     and rs[2]["members"] == 2 and rs[3]["totals"] is True and rs[3]["uncompressed"] == 2 * (a + b)

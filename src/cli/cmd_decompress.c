@@ -405,10 +405,12 @@ static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, doub
                q, eq, l->exact ? l->parts : l->members);
         if (!l->exact) /* the size above is the last member's: this is all of them */
             printf("%s%sall_members%s%llu", sep, q, eq, (unsigned long long)l->all);
-        printf("%s%smethod%s%s", sep, q, eq, json ? "\"" : "");
-        for (const char *m = l->method; *m != '\0' && *m != ' '; m++)
-            putchar(*m);
-        printf("%s%s%scrc%s", json ? "\"" : "", sep, q, eq);
+        /* Whole words for scripts, not gzip -lv's five columns. */
+        const char *m = l->method;
+        const char *word = !strcmp(m, "defla") ? "deflate" : !strcmp(m, "compr") ? "compress"
+                         : !strcmp(m, "pack ") ? "pack" : m;
+        printf("%s%smethod%s%s%s%s", sep, q, eq, json ? "\"" : "", word, json ? "\"" : "");
+        printf("%s%scrc%s", sep, q, eq);
         if (l->legacy) /* pack and LZW have no CRC-32 */
             fputs(json ? "null" : "", stdout);
         else
