@@ -405,12 +405,8 @@ static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, doub
                q, eq, l->exact ? l->parts : l->members);
         if (!l->exact) /* the size above is the last member's: this is all of them */
             printf("%s%sall_members%s%llu", sep, q, eq, (unsigned long long)l->all);
-        /* Whole words for scripts, not gzip -lv's five columns. */
-        const char *m = l->method;
-        const char *word = !strcmp(m, "defla") ? "deflate" : !strcmp(m, "compr") ? "compress"
-                         : !strcmp(m, "pack ") ? "pack" : m;
-        printf("%s%smethod%s%s%s%s", sep, q, eq, json ? "\"" : "", word, json ? "\"" : "");
-        printf("%s%scrc%s", sep, q, eq);
+        printf("%s%smethod%s%s%s%s%s%scrc%s", sep, q, eq, json ? "\"" : "", l->method,
+               json ? "\"" : "", sep, q, eq);
         if (l->legacy) /* pack and LZW have no CRC-32 */
             fputs(json ? "null" : "", stdout);
         else
@@ -439,9 +435,9 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
         if (localtime_r(&t, &tm) != NULL)
             strftime(when, sizeof when, "%b %e %H:%M", &tm);
         if (l->legacy) /* gzip prints its -1 */
-            printf("%5s ffffffffffffffff %12s ", l->method, when);
+            printf("%-5.5s ffffffffffffffff %12s ", l->method, when); /* gzip's "defla" */
         else
-            printf("%5s %08x %12s ", l->method, l->crc, when);
+            printf("%-5.5s %08x %12s ", l->method, l->crc, when);
     } else if (c->verbose) {
         printf("%28s", "");
     }

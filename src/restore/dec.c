@@ -783,9 +783,9 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
     l->maybe_wrapped = us.out_bytes != l->uncompressed;
     /* gzip -lv's method names, and its CRC "-1" for all but gzip members */
     l->legacy = us.members > 0 && us.last_fmt != UNZ_LAST_GZIP;
-    l->method = us.last_fmt == UNZ_LAST_PACK ? "pack "
-              : us.last_fmt == UNZ_LAST_LZW ? "compr"
-              : us.last_fmt == UNZ_LAST_ZIP_STORE ? "store" : "defla";
+    l->method = us.last_fmt == UNZ_LAST_PACK ? "pack"
+              : us.last_fmt == UNZ_LAST_LZW ? "compress"
+              : us.last_fmt == UNZ_LAST_ZIP_STORE ? "store" : "deflate";
     l->zip_more = us.zip_more;
     l->mtime = us.last_mtime;
     return 0;
@@ -864,7 +864,7 @@ static int dec_list_indexed(int fd, struct dec_list *l, char *why, size_t wn,
     l->exact = true;
     l->have_header = true;
     l->members = l->parts;
-    l->method = "defla";
+    l->method = "deflate";
     (void)lseek(fd, (off_t)end, SEEK_SET);
     return 1;
 }

@@ -122,7 +122,8 @@ struct dec_list {
     unsigned extra_len[UNZ_EXTRAS];
     uint32_t crc;        /* the last member's CRC-32 */
     bool legacy;         /* the last member is pack or LZW: no CRC-32 */
-    const char *method;  /* gzip -lv's name for it: "defla", "pack ", "compr" */
+    const char *method;  /* "deflate", "store", "pack", "compress" (gzip -lv
+                          * prints the first five letters) */
     bool have_header;
     struct gz_info hdr;
     uint32_t mtime;      /* -N's time: the last member's MTIME that is set
