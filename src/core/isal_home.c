@@ -60,6 +60,7 @@ int ihome_init(struct ihome *h, size_t size)
     if (p + len > base + want)
         munmap(base + want, (size_t)(p + len - (base + want)));
     h->base = base;
+    h->base_hash = ihome_crc32c((uint32_t)((uintptr_t)base >> 16));
     return 0;
 }
 
@@ -76,8 +77,7 @@ void *ihome_get(struct ihome *h, const uint8_t *in, size_t n)
          * hash is linear: hash(base ^ k) = hash(base) ^ hash(k). */
         uint32_t want = ihome_crc32c((uint32_t)in[2] | (uint32_t)in[3] << 8 |
                                      (uint32_t)in[4] << 16 | (uint32_t)in[5] << 24);
-        uint32_t have = ihome_crc32c((uint32_t)((uintptr_t)h->base >> 16));
-        k = ihome_inv[(want ^ have) & IHOME_MASK];
+        k = ihome_inv[(want ^ h->base_hash) & IHOME_MASK];
     }
     uint8_t *at = h->base + ((size_t)k << 16);
     void *p = mmap(at, h->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,

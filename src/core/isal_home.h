@@ -9,8 +9,8 @@
  * stream's address instead of by bytes 2 to 5.  Later matches to the first
  * bytes of the piece are found or missed accordingly: the piece stays valid
  * deflate, but its bytes depended on where the stream was (a worker's stack:
- * the thread, and with ASLR the run).  ISA-L's C version and later releases
- * load the register with the input.
+ * the thread, and with ASLR the run).  ISA-L's C version and the current
+ * upstream assembly load the register with the input.
  *
  * This module hands out a zeroed stream at an address whose bits 16 to 30
  * make that slot the one bytes 2 to 5 hash to.  The slot is the low bits of
@@ -41,6 +41,7 @@
 
 struct ihome {
     uint8_t *base; /* 2^31-aligned start of the reservation */
+    uint32_t base_hash; /* ihome_crc32c() of base's bits 16..47 */
     size_t size;   /* of the stream, rounded up to pages */
     uint8_t *at;   /* where the stream is mapped now, or NULL */
     int broken;    /* a mapping failed: the range may not be ours any more */
