@@ -406,6 +406,82 @@ START_TEST(isal_home_places_by_data)
 }
 END_TEST
 
+/* ihome_fixed's stream stays put at an address whose operand hashes to slot
+ * 0, is zero on every call, and outlives the steered streams around it. */
+START_TEST(isal_home_fixed_slot_zero)
+{
+    struct ihome h;
+    const size_t size = 82384; /* ISA-L 2.30's struct isal_zstream */
+    ck_assert_int_eq(ihome_init(&h, size), 0);
+    uint8_t *f = ihome_fixed(&h);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(ihome_crc32c((uint32_t)((uintptr_t)f >> 16)) & IHOME_MASK, 0);
+    for (int i = 0; i < 200; i++) {
+        memset(f, 0x5a, size); /* the next call must zero it */
+        uint8_t in[6];
+        for (int j = 0; j < 6; j++)
+            in[j] = (uint8_t)rnd();
+        uint8_t *p = ihome_get(&h, in, sizeof in);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(p + size <= f || f + size <= p); /* never the same pages */
+        memset(p, 0xa5, size);
+        ck_assert_int_eq(ihome_put(&h), 0);
+        ck_assert_ptr_eq(ihome_fixed(&h), f);
+        for (size_t j = 0; j < size; j += 257)
+            ck_assert_uint_eq(f[j], 0);
+    }
+    ihome_fini(&h);
+}
+END_TEST
+
+/* eng_size() at levels 1 to 3 gives the same bytes from every engine (each
+ * has its own reservation) on input whose third byte starts a later match,
+ * within a few bytes of eng_compress()'s piece; at levels 1 and 2 that byte
+ * is filed under slot 0, not its own (the stream stays put), so the match
+ * to it is not found where eng_compress() finds it. */
+START_TEST(sizes_independent_of_engine)
+{
+    const size_t n = 4096, at = 1000;
+    static const uint8_t g[8] = {0x47, 0x83, 0x5a, 0xc1, 0x3e, 0x99, 0x20, 0x7d};
+    uint8_t *in = calloc(1, n);
+    in[0] = 0x11;
+    in[1] = 0x22;
+    memcpy(in + 2, g, sizeof g);
+    memcpy(in + at, g, sizeof g);
+    for (int level = 1; level <= 3; level++) {
+        if (eng_level_desc(level) == NULL)
+            continue;
+        struct sp_err err = {0};
+        struct eng *e[4];
+        uint8_t *out[4];
+        size_t len[4], whole = 0;
+        for (int i = 0; i < 4; i++) {
+            e[i] = eng_new(level, &err);
+            ck_assert_ptr_nonnull(e[i]);
+            size_t bound = eng_bound(e[i], n);
+            out[i] = malloc(bound);
+            ck_assert_int_eq(eng_size(e[i], in, n, out[i], bound, &len[i], &err), 0);
+            ck_assert(len[i] == len[0] && memcmp(out[i], out[0], len[0]) == 0);
+        }
+        ck_assert(piece_ok(out[0], len[0], in, n));
+        if (level <= 2)
+            ck_assert_int_ne(token_at(out[0], len[0], at), (long)(at - 2));
+        size_t bound = eng_bound(e[0], n);
+        uint8_t *w = malloc(bound);
+        ck_assert_int_eq(eng_compress(e[0], in, n, w, bound, &whole, &err), 0);
+        ck_assert_int_eq(token_at(w, whole, at), (long)(at - 2));
+        ck_assert_msg(len[0] <= whole + 8 && whole <= len[0] + 8, "level %d: %zu against %zu",
+                      level, len[0], whole);
+        free(w);
+        for (int i = 0; i < 4; i++) {
+            free(out[i]);
+            eng_free(e[i]);
+        }
+    }
+    free(in);
+}
+END_TEST
+
 /* Two pieces one after the other are one stream of both chunks. */
 START_TEST(pieces_concatenate)
 {
@@ -483,6 +559,8 @@ int main(void)
     tcase_add_test(t, pieces_have_no_history);
     tcase_add_test(t, third_byte_hashed_from_data);
     tcase_add_test(t, isal_home_places_by_data);
+    tcase_add_test(t, isal_home_fixed_slot_zero);
+    tcase_add_test(t, sizes_independent_of_engine);
     tcase_add_test(t, level_map);
     tcase_add_test(t, crc32_matches_zlib);
     suite_add_tcase(s, t);

@@ -149,7 +149,7 @@ static size_t isal_bound(size_t n)
  * an empty stored block) and no block is final (end_of_stream is 0).
  * Returns 0, -1 (no output: eng_run says so) or -2 with *err set. */
 static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *out,
-                         size_t cap, size_t *outlen, struct sp_err *err)
+                         size_t cap, size_t *outlen, int whole, struct sp_err *err)
 {
     if (n > UINT32_MAX)
         return -1;
@@ -158,9 +158,17 @@ static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *ou
      * where stack garbage from 1 to 15 shortened the window (check_engine,
      * pieces_have_no_history).  Level 2's stream lies where its third byte's
      * hash is right (isal_home.h; check_engine, third_byte_hashed_from_data):
-     * fresh zero pages.  Level 3's body has no such fault: a cleared local. */
+     * fresh zero pages.  Where only the size matters, a stream that stays
+     * put, filing that byte under slot 0 (isal_home.h, ihome_fixed).  Level
+     * 3's body has no such fault: a cleared local. */
     struct isal_zstream local, *s = &local;
-    if (e->sub == 2) {
+    int steer = e->sub == 2 && whole;
+    if (e->sub == 2 && !whole) {
+        if ((s = ihome_fixed(&e->home)) == NULL) {
+            sp_err_set(err, SP_ERR_NOMEM, errno, "cannot map ISA-L's stream");
+            return -2;
+        }
+    } else if (steer) {
         if ((s = ihome_get(&e->home, in, n)) == NULL) {
             sp_err_set(err, SP_ERR_NOMEM, errno, "cannot map ISA-L's stream");
             return -2;
@@ -182,7 +190,7 @@ static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *ou
     int rc = isal_deflate_stateless(s) == COMP_OK && s->avail_in == 0 ? 0 : -1;
     *outlen = s->total_out;
     uint32_t mask = s->internal_state.hash_mask;
-    if (e->sub == 2 && ihome_put(&e->home) != 0) {
+    if (steer && ihome_put(&e->home) != 0) {
         sp_err_set(err, SP_ERR_NOMEM, errno, "cannot unmap ISA-L's stream");
         return -2;
     }
@@ -293,7 +301,7 @@ static int eng_run(struct eng *e, const uint8_t *in, size_t n, uint8_t *out, siz
     int rc = -1;
     switch (e->kind) {
 #ifdef HAVE_ISAL
-    case ENG_ISAL: rc = isal_compress(e, in, n, out, cap, outlen, err); break;
+    case ENG_ISAL: rc = isal_compress(e, in, n, out, cap, outlen, whole, err); break;
 #endif
 #ifdef HAVE_LIBDEFLATE
     case ENG_LIBDEFLATE: {

@@ -39,6 +39,29 @@ static void ihome_build(void)
     ihome_inv_ok = 1;
 }
 
+/* Reserve a 2^31-aligned span of 2^31 + size bytes, PROT_NONE; NULL on failure. */
+static uint8_t *ihome_reserve(size_t size)
+{
+    /* Twice the span, to find a 2^31-aligned span inside; the rest goes back. */
+    size_t want = IHOME_SPAN + size, len = want + IHOME_SPAN;
+    uint8_t *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uint8_t *base = (uint8_t *)(((uintptr_t)p + IHOME_SPAN - 1) & ~(uintptr_t)(IHOME_SPAN - 1));
+    if (base > p)
+        munmap(p, (size_t)(base - p));
+    if (p + len > base + want)
+        munmap(base + want, (size_t)(p + len - (base + want)));
+    return base;
+}
+
+/* The k < 2^15 that puts a stream at base + (k << 16) into slot `slot`:
+ * the operand is base's bits 16..47 XOR k, and the hash is linear. */
+static uint32_t ihome_k(uint32_t base_hash, uint32_t slot)
+{
+    return ihome_inv[(slot ^ base_hash) & IHOME_MASK];
+}
+
 int ihome_init(struct ihome *h, size_t size)
 {
     memset(h, 0, sizeof *h);
@@ -49,18 +72,9 @@ int ihome_init(struct ihome *h, size_t size)
     }
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     h->size = (size + page - 1) / page * page;
-    /* Twice the span, to find a 2^31-aligned span inside; the rest goes back. */
-    size_t want = IHOME_SPAN + h->size, len = want + IHOME_SPAN;
-    uint8_t *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+    if ((h->base = ihome_reserve(h->size)) == NULL)
         return -1;
-    uint8_t *base = (uint8_t *)(((uintptr_t)p + IHOME_SPAN - 1) & ~(uintptr_t)(IHOME_SPAN - 1));
-    if (base > p)
-        munmap(p, (size_t)(base - p));
-    if (p + len > base + want)
-        munmap(base + want, (size_t)(p + len - (base + want)));
-    h->base = base;
-    h->base_hash = ihome_crc32c((uint32_t)((uintptr_t)base >> 16));
+    h->base_hash = ihome_crc32c((uint32_t)((uintptr_t)h->base >> 16));
     return 0;
 }
 
@@ -71,14 +85,9 @@ void *ihome_get(struct ihome *h, const uint8_t *in, size_t n)
         return NULL;
     }
     uint32_t k = 0;
-    if (n >= 6) {
-        /* The body's operand is bits 16..47 of the address; base has bits
-         * 16..30 clear, so the address's operand is base's XOR k, and the
-         * hash is linear: hash(base ^ k) = hash(base) ^ hash(k). */
-        uint32_t want = ihome_crc32c((uint32_t)in[2] | (uint32_t)in[3] << 8 |
-                                     (uint32_t)in[4] << 16 | (uint32_t)in[5] << 24);
-        k = ihome_inv[(want ^ h->base_hash) & IHOME_MASK];
-    }
+    if (n >= 6) /* the slot of bytes 2 to 5, as ISA-L's C version hashes them */
+        k = ihome_k(h->base_hash, ihome_crc32c((uint32_t)in[2] | (uint32_t)in[3] << 8 |
+                                               (uint32_t)in[4] << 16 | (uint32_t)in[5] << 24));
     uint8_t *at = h->base + ((size_t)k << 16);
     void *p = mmap(at, h->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                    -1, 0);
@@ -105,10 +114,36 @@ int ihome_put(struct ihome *h)
     return 0;
 }
 
+void *ihome_fixed(struct ihome *h)
+{
+    if (h->fixed != NULL) {
+        memset(h->fixed, 0, h->size);
+        return h->fixed;
+    }
+    /* A reservation of its own, of which only the stream's pages stay. */
+    uint8_t *base = ihome_reserve(h->size);
+    if (base == NULL)
+        return NULL;
+    uint8_t *at = base + ((size_t)ihome_k(ihome_crc32c((uint32_t)((uintptr_t)base >> 16)), 0) << 16);
+    if (mmap(at, h->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+        MAP_FAILED) {
+        int e = errno;
+        munmap(base, IHOME_SPAN + h->size);
+        errno = e;
+        return NULL;
+    }
+    if (at > base)
+        munmap(base, (size_t)(at - base));
+    munmap(at + h->size, (size_t)(base + IHOME_SPAN - at));
+    return h->fixed = at; /* fresh anonymous pages: zero */
+}
+
 void ihome_fini(struct ihome *h)
 {
     if (h->base != NULL)
         munmap(h->base, IHOME_SPAN + h->size);
+    if (h->fixed != NULL)
+        munmap(h->fixed, h->size);
     memset(h, 0, sizeof *h);
 }
 
@@ -135,9 +170,18 @@ int ihome_put(struct ihome *h)
     return 0;
 }
 
+void *ihome_fixed(struct ihome *h)
+{
+    if (h->fixed == NULL)
+        return h->fixed = calloc(1, h->size);
+    memset(h->fixed, 0, h->size);
+    return h->fixed;
+}
+
 void ihome_fini(struct ihome *h)
 {
     ihome_put(h);
+    free(h->fixed);
     memset(h, 0, sizeof *h);
 }
 

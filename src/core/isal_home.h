@@ -26,6 +26,15 @@
  * no memory is committed), and per call two mmap() calls mapping the few
  * pages of the stream at the chosen address and taking them back.
  *
+ * Where only a piece's size matters (the estimate's samples), steering per
+ * call costs more than the compression of a small piece (two mmap() calls,
+ * fresh pages, and on a threaded process TLB shootdowns: about a quarter of
+ * the estimate's time at -1).  ihome_fixed() gives a stream mapped once at
+ * an address whose operand hashes to slot 0, whatever the data: the size is
+ * still a function of the data alone (position 2 is filed under slot 0, not
+ * its own), a few bytes off ISA-L's C version at most, which the estimate's
+ * calibration absorbs as it does the splice walk's bytes.
+ *
  * Contract: one struct ihome per engine, used by one thread at a time;
  * nothing here prints; functions return -1 or NULL with errno set.  On a
  * 32-bit build (no room for the reservation) a home is a plain allocation:
@@ -44,6 +53,7 @@ struct ihome {
     uint32_t base_hash; /* ihome_crc32c() of base's bits 16..47 */
     size_t size;   /* of the stream, rounded up to pages */
     uint8_t *at;   /* where the stream is mapped now, or NULL */
+    uint8_t *fixed; /* ihome_fixed()'s stream, mapped on first use, or NULL */
     int broken;    /* a mapping failed: the range may not be ours any more */
 };
 
@@ -58,7 +68,14 @@ void *ihome_get(struct ihome *h, const uint8_t *in, size_t n);
 /* Give the stream's pages back.  0, or -1 with errno. */
 int ihome_put(struct ihome *h);
 
-/* Release the reservation (a zeroed struct is fine too). */
+/* A zeroed stream of the size given to ihome_init() at an address whose
+ * operand hashes to slot 0 (the same for every home, run and thread), mapped
+ * on the first call and kept: later calls only zero it.  Independent of
+ * ihome_get()'s stream; valid until the next call or ihome_fini().  NULL
+ * with errno when mapping fails. */
+void *ihome_fixed(struct ihome *h);
+
+/* Release the reservation and the fixed stream (a zeroed struct is fine too). */
 void ihome_fini(struct ihome *h);
 
 /* The hash slot ISA-L 2.30's body gives a 32-bit operand, before masking:
