@@ -335,15 +335,26 @@ static long token_at(const uint8_t *p, size_t n, size_t pos)
  * depended on the worker's stack, found by check_compress in CI).  Here
  * bytes 2 to 9 come again at 1000 after zeros: the piece must match them at
  * distance 998, from position 2 (the first two bytes differ). */
-START_TEST(third_byte_hashed_from_data)
+enum { TB_N = 4096, TB_AT = 1000 };
+
+/* TB_N bytes: two bytes, then 8 more that come again at TB_AT, zeros between
+ * (the caller frees it). */
+static uint8_t *third_byte_input(void)
 {
-    const size_t n = 4096, at = 1000;
     static const uint8_t g[8] = {0x47, 0x83, 0x5a, 0xc1, 0x3e, 0x99, 0x20, 0x7d};
-    uint8_t *in = calloc(1, n);
+    uint8_t *in = calloc(1, TB_N);
+    ck_assert_ptr_nonnull(in);
     in[0] = 0x11;
     in[1] = 0x22;
     memcpy(in + 2, g, sizeof g);
-    memcpy(in + at, g, sizeof g);
+    memcpy(in + TB_AT, g, sizeof g);
+    return in;
+}
+
+START_TEST(third_byte_hashed_from_data)
+{
+    const size_t n = TB_N, at = TB_AT;
+    uint8_t *in = third_byte_input();
     for (int level = 1; level <= 3; level++) {
         struct sp_err err = {0};
         struct eng *e = eng_new(level, &err);
@@ -441,13 +452,8 @@ END_TEST
  * to it is not found where eng_compress() finds it. */
 START_TEST(sizes_independent_of_engine)
 {
-    const size_t n = 4096, at = 1000;
-    static const uint8_t g[8] = {0x47, 0x83, 0x5a, 0xc1, 0x3e, 0x99, 0x20, 0x7d};
-    uint8_t *in = calloc(1, n);
-    in[0] = 0x11;
-    in[1] = 0x22;
-    memcpy(in + 2, g, sizeof g);
-    memcpy(in + at, g, sizeof g);
+    const size_t n = TB_N, at = TB_AT;
+    uint8_t *in = third_byte_input();
     for (int level = 1; level <= 3; level++) {
         if (eng_level_desc(level) == NULL)
             continue;

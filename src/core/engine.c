@@ -163,13 +163,8 @@ static int isal_compress(struct eng *e, const uint8_t *in, size_t n, uint8_t *ou
      * 3's body has no such fault: a cleared local. */
     struct isal_zstream local, *s = &local;
     int steer = e->sub == 2 && whole;
-    if (e->sub == 2 && !whole) {
-        if ((s = ihome_fixed(&e->home)) == NULL) {
-            sp_err_set(err, SP_ERR_NOMEM, errno, "cannot map ISA-L's stream");
-            return -2;
-        }
-    } else if (steer) {
-        if ((s = ihome_get(&e->home, in, n)) == NULL) {
+    if (e->sub == 2) {
+        if ((s = steer ? ihome_get(&e->home, in, n) : ihome_fixed(&e->home)) == NULL) {
             sp_err_set(err, SP_ERR_NOMEM, errno, "cannot map ISA-L's stream");
             return -2;
         }
