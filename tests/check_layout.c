@@ -54,6 +54,44 @@ START_TEST(test_small_lists_kept)
 }
 END_TEST
 
+/* The second reading: references the map covers cost nothing; the parts
+ * it calls free become used and are counted, each byte once however many
+ * files name it (lay.c finishes the count; here the running count, which
+ * may only over-count). */
+START_TEST(test_ref_disputes)
+{
+    struct lay_used u = {0};
+    ck_assert_int_eq(lay_used_add(&u, 8192, 4096), 0);
+    ck_assert_int_eq(lay_used_add(&u, 0, 4096), 0);
+    ck_assert_int_eq(lay_used_add(&u, 20480, 4096), 0);
+    ck_assert_int_eq(lay_used_seal(&u), 0);
+    ck_assert_uint_eq(u.sealed, 3);
+    ck_assert_int_eq(lay_used_ref(&u, 0, 4096), 0); /* covered */
+    ck_assert_int_eq(lay_used_ref(&u, 8192 + 100, 50), 0);
+    ck_assert_uint_eq(u.disputed, 0);
+    ck_assert_uint_eq(u.n, 3);
+    /* [2048, 24576): free parts 4096-8192 and 12288-20480 */
+    ck_assert_int_eq(lay_used_ref(&u, 2048, 22528), 0);
+    ck_assert_uint_eq(u.disputed, 4096 + 8192);
+    ck_assert_uint_eq(u.n, 5);
+    /* past the map's end */
+    ck_assert_int_eq(lay_used_ref(&u, 24576, 1000), 0);
+    ck_assert_uint_eq(u.disputed, 4096 + 8192 + 1000);
+    free(u.e);
+}
+END_TEST
+
+/* Before the seal a reference is a plain used extent, not a dispute. */
+START_TEST(test_ref_before_seal)
+{
+    struct lay_used u = {0};
+    ck_assert_int_eq(lay_used_ref(&u, 4096, 4096), 0);
+    ck_assert_uint_eq(u.disputed, 0);
+    ck_assert_uint_eq(u.n, 1);
+    free(u.e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("layout");
@@ -61,6 +99,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_bounded_and_safe);
     tcase_add_test(tc, test_small_lists_kept);
+    tcase_add_test(tc, test_ref_disputes);
+    tcase_add_test(tc, test_ref_before_seal);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -56,7 +56,11 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
             cli_msg("%s: %s: %s, %s, %s used, %s skipped as free", j->in_name, r, fs,
                     cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
                     cf_bytes(p->len - p->used, d, sizeof d));
-        else if (!p->mapped && p->doubt)
+        if (p->mapped && p->disputed > 0)
+            cli_warn(c, "%s: %s: %s: its allocation map calls free %s its files use, read as "
+                        "data: the filesystem is damaged (run its fsck)", j->in_name, r, fs,
+                     cf_bytes(p->disputed, a, sizeof a));
+        if (!p->mapped && p->doubt)
             cli_warn(c, "%s: %s: %s, read whole: %s", j->in_name, r, fs, p->why);
         else if (!p->mapped && c->verbose)
             cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,

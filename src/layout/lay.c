@@ -63,6 +63,8 @@ static size_t lay_merge(struct sp_range *e, size_t n);
 static void lay_coarsen(struct lay_used *u)
 {
     u->n = lay_merge(u->e, u->n);
+    /* the extents reported since lay_used_seal() are merged into the map:
+     * a superset of it, so lay_used_ref() stays right (it counted them) */
     for (uint64_t gap = 65536; u->n > LAY_MAX_EXTENTS / 2 && gap != 0; gap <<= 1) {
         size_t k = 0;
         for (size_t i = 1; i < u->n; i++) {
@@ -75,6 +77,8 @@ static void lay_coarsen(struct lay_used *u)
         u->n = k + 1;
         u->coarsened = true;
     }
+    if (u->is_sealed)
+        u->sealed = u->n;
 }
 
 int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
@@ -95,6 +99,66 @@ int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
     }
     u->e[u->n++] = (struct sp_range){off, len};
     return 0;
+}
+
+int lay_used_seal(struct lay_used *u)
+{
+    u->n = lay_merge(u->e, u->n);
+    u->sealed = u->n;
+    u->is_sealed = true;
+    return 0;
+}
+
+/* The first extent of the sealed map that ends after at. */
+static size_t lay_sealed_after(const struct lay_used *u, uint64_t at)
+{
+    size_t lo = 0, hi = u->sealed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->e[mid].off + u->e[mid].len <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len)
+{
+    if (!u->is_sealed)
+        return lay_used_add(u, off, len);
+    uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+    uint64_t at = off;
+    while (at < end) {
+        /* searched again after each add: lay_used_add() may coarsen */
+        size_t i = lay_sealed_after(u, at);
+        if (i < u->sealed && u->e[i].off <= at) {
+            at = u->e[i].off + u->e[i].len;
+            continue;
+        }
+        uint64_t gap_end = i < u->sealed && u->e[i].off < end ? u->e[i].off : end;
+        if (lay_used_add(u, at, gap_end - at) != 0)
+            return -1;
+        u->disputed += gap_end - at;
+        at = gap_end;
+    }
+    return 0;
+}
+
+/* The bytes reported by lay_used_ref() outside the map, each counted once
+ * (two files may name the same block: a shared xattr block, a cross-linked
+ * cluster).  Exact unless the list was coarsened after the seal, when the
+ * running count (an over-count) stands. */
+static uint64_t lay_used_disputed(struct lay_used *u)
+{
+    if (!u->is_sealed || u->disputed == 0 || u->sealed > u->n)
+        return u->disputed;
+    size_t k = lay_merge(u->e + u->sealed, u->n - u->sealed);
+    u->n = u->sealed + k;
+    uint64_t sum = 0;
+    for (size_t i = u->sealed; i < u->n; i++)
+        sum += u->e[i].len;
+    return sum < u->disputed ? sum : u->disputed;
 }
 
 static int lay_ext_cmp(const void *a, const void *b)
@@ -253,6 +317,14 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
     if (rc == 0 || fs_len > p->len) {
         free(u.e);
         lay_whole(p, true, rc == 0 ? why : "the filesystem is larger than its partition");
+        return 0;
+    }
+    p->disputed = lay_used_disputed(&u);
+    if (p->disputed > LAY_DISPUTE_MAX) {
+        free(u.e);
+        snprintf(why, sizeof why, "its allocation map calls free %llu bytes its files use "
+                 "(a damaged bitmap: run its fsck)", (unsigned long long)p->disputed);
+        lay_whole(p, true, why);
         return 0;
     }
     size_t before = m->nfree;

@@ -52,6 +52,8 @@ struct lay_part {
                             unclean (a reader's refusal, a bad table entry),
                             not merely unknown: worth a warning */
     uint64_t used;       /* bytes read as data: len when not mapped */
+    uint64_t disputed;   /* bytes its files use that its allocation map
+                            calls free (read as data; lay_fs.h) */
     char why[128];       /* when not mapped: why it is read whole */
 };
 

@@ -17,6 +17,19 @@
  * A reader never guesses: any inconsistency, unexpected value or read error
  * is 0.  Extents may come in any order and may overlap; lay.c sorts and
  * merges them.  Readers run on the calling thread, one at a time.
+ *
+ * Two readings, not one (doc/DESIGN.md §12): the allocation map (a bitmap,
+ * the FAT) is one reading of what is used, the files' own metadata (inode
+ * extents, MFT runlists, cluster chains, directories: fsck's first pass) is
+ * another, and a block is free only when both call it free.  A reader adds
+ * its allocation map's used extents with lay_used_add(), then calls
+ * lay_used_seal(), then reports every extent a live file, directory or
+ * metadata structure references with lay_used_ref(): the parts the map
+ * calls free are added used all the same and counted in u->disputed.  A
+ * reader that cannot finish the second reading (a directory that cannot
+ * be read, a chain that loops or leaves the volume, a record it cannot
+ * parse) returns 0: the region is read whole.  lay.c reads the region whole
+ * when the dispute is beyond LAY_DISPUTE_MAX, and warns of any dispute.
  */
 #ifndef SPIGZ_LAY_FS_H
 #define SPIGZ_LAY_FS_H
@@ -42,11 +55,30 @@ struct lay_used {
     struct sp_range *e;
     size_t n, cap;
     bool oom;
-    bool coarsened; /* gaps joined to bound memory (lay.c) */
+    bool coarsened;    /* gaps joined to bound memory (lay.c) */
+    size_t sealed;     /* e[0, sealed) is the allocation map, sorted and
+                          merged (lay_used_seal()); 0 before */
+    bool is_sealed;
+    uint64_t disputed; /* bytes lay_used_ref() found free in the map */
 };
 
 /* Report [off, off + len) of the region as used.  0, or -1 out of memory. */
 int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len);
+
+/* The allocation map is complete: sort and merge it, so that
+ * lay_used_ref() can test against it.  0, or -1 out of memory. */
+int lay_used_seal(struct lay_used *u);
+
+/* The files' metadata references [off, off + len) of the region: the parts
+ * the sealed map calls free are reported used and added to u->disputed.
+ * Any number of calls, in any order; O(log n) each.  Before
+ * lay_used_seal() it is lay_used_add().  0, or -1 out of memory. */
+int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len);
+
+/* Past this many disputed bytes a filesystem is read whole: its allocation
+ * map is damaged beyond a stray block or two (4 MiB: a few clusters of
+ * the largest exFAT, a thousand ext4 blocks). */
+#define LAY_DISPUTE_MAX ((uint64_t)4 << 20)
 
 typedef int (*lay_fs_fn)(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len,
                          char *why, size_t wn);
