@@ -8,8 +8,11 @@
  *     fail) and leaves the descriptor's offset where it was;
  *   - the free ranges are sorted, disjoint, not adjacent, non-empty, inside
  *     the input, and sum to free_bytes;
- *   - every free byte lies in a region that says it is mapped, and in no
- *     other region; a mapped region's used + free bytes are its length;
+ *   - there is at least one layout; the layouts tile m->parts in order;
+ *   - every free byte lies, in every layout, in exactly one region, a
+ *     mapped one (a byte is free only when every reading says so), and in
+ *     no table structure; a mapped region's used bytes are at most its
+ *     length, an unmapped one's its length;
  *   - the same input maps the same way twice (no state kept between calls).
  * Seeds: fuzz/make-corpus.sh writes small images made by each mkfs, alone
  * and inside MBR and GPT disks, into fuzz/corpus/layout.
@@ -34,8 +37,30 @@
         }                                                                          \
     } while (0)
 
+/* Free range r lies inside one region of layout L, a mapped one. */
+static bool in_mapped(const struct lay_map *m, const struct lay_layout *L, const struct sp_range *r)
+{
+    unsigned inside = 0;
+    bool mapped = false;
+    for (size_t k = L->first; k < L->first + L->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        if (r->off < p->off + p->len && p->off < r->off + r->len) {
+            inside++;
+            mapped = p->mapped && r->off >= p->off && r->off + r->len <= p->off + p->len;
+        }
+    }
+    return inside == 1 && mapped;
+}
+
 static void check_map(const struct lay_map *m, uint64_t size)
 {
+    CHECK(m->nlayouts >= 1);
+    size_t next = 0;
+    for (size_t l = 0; l < m->nlayouts; l++) {
+        CHECK(m->layouts[l].first == next);
+        next += m->layouts[l].nparts;
+    }
+    CHECK(next == m->nparts);
     uint64_t sum = 0, prev_end = 0;
     for (size_t i = 0; i < m->nfree; i++) {
         const struct sp_range *r = &m->free[i];
@@ -44,28 +69,20 @@ static void check_map(const struct lay_map *m, uint64_t size)
         CHECK(i == 0 || r->off > prev_end); /* sorted, disjoint, not adjacent */
         prev_end = r->off + r->len;
         sum += r->len;
-        /* inside exactly one region, a mapped one */
-        unsigned inside = 0;
-        bool mapped = false;
-        for (size_t k = 0; k < m->nparts; k++) {
-            const struct lay_part *p = &m->parts[k];
-            if (r->off < p->off + p->len && p->off < r->off + r->len) {
-                inside++;
-                mapped = p->mapped && r->off >= p->off && r->off + r->len <= p->off + p->len;
-            }
-        }
-        CHECK(inside == 1 && mapped);
+        for (size_t l = 0; l < m->nlayouts; l++)
+            CHECK(in_mapped(m, &m->layouts[l], r));
+        for (size_t t = 0; t < m->ntables; t++)
+            CHECK(r->off >= m->tables[t].off + m->tables[t].len ||
+                  m->tables[t].off >= r->off + r->len);
     }
     CHECK(sum == m->free_bytes);
-    uint64_t part_free = 0;
     for (size_t k = 0; k < m->nparts; k++) {
         const struct lay_part *p = &m->parts[k];
+        CHECK(p->layout < m->nlayouts);
         CHECK(p->off <= size && p->len <= size - p->off);
         CHECK(p->used <= p->len);
         CHECK(p->mapped || p->used == p->len);
-        part_free += p->len - p->used;
     }
-    CHECK(part_free == m->free_bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(lseek(fd, 0, SEEK_CUR) == 7);
     check_map(&a, size);
     CHECK(lay_build(fd, 0, size, &o, &b, &err) == 0);
-    CHECK(a.nfree == b.nfree && a.nparts == b.nparts);
+    CHECK(a.nfree == b.nfree && a.nparts == b.nparts && a.nlayouts == b.nlayouts);
     CHECK(a.nfree == 0 || memcmp(a.free, b.free, a.nfree * sizeof *a.free) == 0);
     lay_free(&a);
     lay_free(&b);

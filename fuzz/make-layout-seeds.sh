@@ -58,6 +58,23 @@ if have sfdisk && [ -f "$dir/fat12" ] && [ -f "$dir/ext2-1k" ]; then
     dd if="$dir/ext2-1k" of="$dir/gpt" bs=512 seek=296 conv=notrunc status=none
     dd if="$dir/swap" of="$dir/gpt" bs=512 seek=808 conv=notrunc status=none
 fi
+# Two layouts on one disk: a FAT16 made on the whole disk, then a table
+# written beside its boot sector (the kernel reads the table, libblkid the
+# FAT); and an MBR disk keeping an old GPT's backup header at its end.
+if have sfdisk && have mkfs.vfat && [ -f "$dir/ext2-1k" ]; then
+    truncate -s 3M "$dir/fat-under-mbr"
+    mkfs.vfat -F 16 -s 1 -i 12345678 "$dir/fat-under-mbr" >/dev/null
+    printf 'label: dos\nlabel-id: 0x12345678\nstart=2048, size=512, type=83\n' |
+        sfdisk -q "$dir/fat-under-mbr" >/dev/null
+    dd if="$dir/ext2-1k" of="$dir/fat-under-mbr" bs=512 seek=2048 conv=notrunc status=none
+    truncate -s 2M "$dir/mbr-stale-gpt"
+    printf 'label: gpt\nlabel-id: %s\nstart=40, size=512, uuid=%s\n' $U $U |
+        sfdisk -q "$dir/mbr-stale-gpt" >/dev/null
+    dd if=/dev/zero of="$dir/mbr-stale-gpt" bs=512 count=34 conv=notrunc status=none
+    printf 'label: dos\nlabel-id: 0x12345678\nstart=63, size=512, type=83\n' |
+        sfdisk -q "$dir/mbr-stale-gpt" >/dev/null
+    dd if="$dir/ext2-1k" of="$dir/mbr-stale-gpt" bs=512 seek=63 conv=notrunc status=none
+fi
 # the FAT16 volume only for its boot sector and FATs: the first 64 KiB
 [ -f "$tmp/fat16" ] && head -c 65536 "$tmp/fat16" >"$dir/fat16-head"
 exit 0

@@ -30,18 +30,43 @@ static const char *cf_bytes(uint64_t v, char *buf, size_t n)
     return buf;
 }
 
-/* The region's name in messages: "partition 2", or "the whole input". */
+/* The region's name in messages: "partition 2 (gpt, type ..., at N)", or
+ * "the whole input"; with readings that disagree, which reading. */
 static void cf_region(const struct lay_map *m, const struct lay_part *p, char *buf, size_t n)
 {
-    if (m->table[0] == '\0')
-        snprintf(buf, n, "the whole input");
+    const struct lay_layout *L = p->layout < m->nlayouts ? &m->layouts[p->layout] : NULL;
+    char who[32] = "";
+    if (m->nlayouts > 1)
+        snprintf(who, sizeof who, "reading %u: ", p->layout + 1);
+    if (L == NULL || L->table[0] == '\0')
+        snprintf(buf, n, "%sthe whole input", who);
     else
-        snprintf(buf, n, "partition %u (%s, type %s, at %llu)", p->number, m->table, p->ptype,
-                 (unsigned long long)p->off);
+        snprintf(buf, n, "%spartition %u (%s, type %s, at %llu)", who, p->number, L->table,
+                 p->ptype, (unsigned long long)p->off);
+}
+
+/* Readings of the layout that disagree: a warning naming them. */
+static void cf_layouts(struct cli *c, const struct cli_job *j, const struct lay_map *m)
+{
+    if (m->nlayouts < 2)
+        return;
+    char list[1024] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < m->nlayouts && at < sizeof list; i++) {
+        const struct lay_layout *L = &m->layouts[i];
+        int w = snprintf(list + at, sizeof list - at, "%s%zu. %s (%zu %s)", i ? "; " : "", i + 1,
+                         L->name, L->nparts, L->table[0] == '\0' ? "region" :
+                         L->nparts == 1 ? "partition" : "partitions");
+        at += w > 0 ? (size_t)w : 0;
+    }
+    cli_warn(c, "%s: its layout reads %zu ways: %s.  Only what every reading calls free is "
+                "skipped; the rest is read (a layout left from before a repartitioning is "
+                "the common cause: wipefs lists the signatures)", j->in_name, m->nlayouts, list);
 }
 
 static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_map *m)
 {
+    cf_layouts(c, j, m);
     char r[160], a[32], b[32], d[32];
     for (size_t i = 0; i < m->nparts; i++) {
         const struct lay_part *p = &m->parts[i];

@@ -121,8 +121,11 @@ static void ce_map_parts(const struct lay_map *m)
     char a[32], b[32], d[32];
     for (size_t k = 0; m != NULL && k < m->nparts; k++) {
         const struct lay_part *p = &m->parts[k];
-        if (m->table[0] != '\0')
-            printf("  %s partition %u at %s, type %s: ", m->table, p->number,
+        const struct lay_layout *L = &m->layouts[p->layout];
+        if (m->nlayouts > 1 && k == L->first)
+            printf("  reading %u: %s\n", p->layout + 1, L->name);
+        if (L->table[0] != '\0')
+            printf("  %s partition %u at %s, type %s: ", L->table, p->number,
                    ce_bytes((double)p->off, a), p->ptype);
         else
             printf("  the whole input: ");
@@ -229,6 +232,50 @@ static void ce_put_kv(const char *k, const char *v, bool num, bool map)
     putchar('\n');
 }
 
+/* --free=zero in JSON: "layouts":[{"name":..,"table":..,"partitions":[..]}],
+ * each partition with its number, offset, length, type, filesystem, whether
+ * mapped, its used bytes and why it is read whole. */
+static void ce_layouts_json(const struct lay_map *m)
+{
+    fputs(",\"layouts\":[", stdout);
+    for (size_t l = 0; l < m->nlayouts; l++) {
+        const struct lay_layout *L = &m->layouts[l];
+        fputs(l ? ",{\"name\":" : "{\"name\":", stdout);
+        cli_json_string(stdout, L->name);
+        fputs(",\"table\":", stdout);
+        cli_json_string(stdout, L->table);
+        fputs(",\"partitions\":[", stdout);
+        for (size_t k = L->first; k < L->first + L->nparts; k++) {
+            const struct lay_part *p = &m->parts[k];
+            printf("%s{\"number\":%u,\"offset\":%llu,\"length\":%llu,\"type\":",
+                   k > L->first ? "," : "", p->number, (unsigned long long)p->off,
+                   (unsigned long long)p->len);
+            cli_json_string(stdout, p->ptype);
+            fputs(",\"filesystem\":", stdout);
+            cli_json_string(stdout, p->fs);
+            printf(",\"mapped\":%s,\"used\":%llu,\"disputed\":%llu,\"why\":",
+                   p->mapped ? "true" : "false", (unsigned long long)p->used,
+                   (unsigned long long)p->disputed);
+            cli_json_string(stdout, p->why);
+            putchar('}');
+        }
+        fputs("]}", stdout);
+    }
+    putchar(']');
+}
+
+/* The same for key=value: one line per partition. */
+static void ce_layouts_kv(const struct lay_map *m)
+{
+    for (size_t k = 0; k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        printf("partition=%u:%s:%u:%llu:%llu:%s:%s:%s:%llu\n", p->layout + 1,
+               m->layouts[p->layout].table, p->number, (unsigned long long)p->off,
+               (unsigned long long)p->len, p->ptype, p->fs[0] ? p->fs : "-",
+               p->mapped ? "mapped" : "whole", (unsigned long long)p->used);
+    }
+}
+
 static void ce_report(const struct cli *c, const char *name, const struct est_result *r,
                       const struct lay_map *m)
 {
@@ -238,10 +285,14 @@ static void ce_report(const struct cli *c, const char *name, const struct est_re
         fputs("{\"file\":", stdout);
         cli_json_string(stdout, name);
         ce_fields(c, r, ce_put_json);
+        if (c->free_zero)
+            ce_layouts_json(m);
         fputs("}\n", stdout);
     } else if (c->format == FORMAT_KV) {
         printf("file=%s\n", name);
         ce_fields(c, r, ce_put_kv);
+        if (c->free_zero)
+            ce_layouts_kv(m);
         putchar('\n');
     } else {
         ce_text(c, name, r);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "lay.h"
 #include "lay_fs.h"
+#include "lay_tab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -48,149 +49,30 @@ int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
     return 0;
 }
 
-/* Memory: a reader's extents are bounded by LAY_MAX_EXTENTS (64 MiB of
- * them), whatever the filesystem says: a bitmap alternating used and free
- * blocks on a large disk would otherwise ask for gigabytes.  At the bound
- * the list is coarsened: extents closer than a gap (64 KiB, doubled until
- * the list is at most half full) are joined, the space between them counted
- * used.  That only ever adds used bytes (never a free one), and depends
- * only on the reader's extents, so the output stays a function of the
- * input; real filesystems stay far below the bound. */
-#define LAY_MAX_EXTENTS ((size_t)1 << 22)
+/* A growing list of free extents (of the input). */
+struct lay_flist {
+    struct sp_range *e;
+    size_t n, cap;
+    bool probed; /* its region went through lay_map_part() */
+};
 
-static size_t lay_merge(struct sp_range *e, size_t n);
-
-static void lay_coarsen(struct lay_used *u)
+static int lay_flist_push(struct lay_flist *f, uint64_t off, uint64_t len)
 {
-    u->n = lay_merge(u->e, u->n);
-    /* the extents reported since lay_used_seal() are merged into the map:
-     * a superset of it, so lay_used_ref() stays right (it counted them) */
-    for (uint64_t gap = 65536; u->n > LAY_MAX_EXTENTS / 2 && gap != 0; gap <<= 1) {
-        size_t k = 0;
-        for (size_t i = 1; i < u->n; i++) {
-            uint64_t end = u->e[k].off + u->e[k].len;
-            if (u->e[i].off - end < gap)
-                u->e[k].len = u->e[i].off + u->e[i].len - u->e[k].off;
-            else
-                u->e[++k] = u->e[i];
-        }
-        u->n = k + 1;
-        u->coarsened = true;
-    }
-    if (u->is_sealed)
-        u->sealed = u->n;
-}
-
-int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
-{
-    if (len == 0)
-        return 0;
-    if (u->n == LAY_MAX_EXTENTS)
-        lay_coarsen(u);
-    if (u->n == u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 256;
-        struct sp_range *e = realloc(u->e, cap * sizeof *e);
-        if (e == NULL) {
-            u->oom = true;
+    if (f->n == f->cap) {
+        size_t c = f->cap ? f->cap * 2 : 256;
+        struct sp_range *e = realloc(f->e, c * sizeof *e);
+        if (e == NULL)
             return -1;
-        }
-        u->e = e;
-        u->cap = cap;
+        f->e = e;
+        f->cap = c;
     }
-    u->e[u->n++] = (struct sp_range){off, len};
+    f->e[f->n++] = (struct sp_range){off, len};
     return 0;
-}
-
-int lay_used_seal(struct lay_used *u)
-{
-    u->n = lay_merge(u->e, u->n);
-    u->sealed = u->n;
-    u->is_sealed = true;
-    return 0;
-}
-
-/* The first extent of the sealed map that ends after at. */
-static size_t lay_sealed_after(const struct lay_used *u, uint64_t at)
-{
-    size_t lo = 0, hi = u->sealed;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (u->e[mid].off + u->e[mid].len <= at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len)
-{
-    if (!u->is_sealed)
-        return lay_used_add(u, off, len);
-    uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
-    uint64_t at = off;
-    while (at < end) {
-        /* searched again after each add: lay_used_add() may coarsen */
-        size_t i = lay_sealed_after(u, at);
-        if (i < u->sealed && u->e[i].off <= at) {
-            at = u->e[i].off + u->e[i].len;
-            continue;
-        }
-        uint64_t gap_end = i < u->sealed && u->e[i].off < end ? u->e[i].off : end;
-        if (lay_used_add(u, at, gap_end - at) != 0)
-            return -1;
-        u->disputed += gap_end - at;
-        at = gap_end;
-    }
-    return 0;
-}
-
-/* The bytes reported by lay_used_ref() outside the map, each counted once
- * (two files may name the same block: a shared xattr block, a cross-linked
- * cluster).  Exact unless the list was coarsened after the seal, when the
- * running count (an over-count) stands. */
-static uint64_t lay_used_disputed(struct lay_used *u)
-{
-    if (!u->is_sealed || u->disputed == 0 || u->sealed > u->n)
-        return u->disputed;
-    size_t k = lay_merge(u->e + u->sealed, u->n - u->sealed);
-    u->n = u->sealed + k;
-    uint64_t sum = 0;
-    for (size_t i = u->sealed; i < u->n; i++)
-        sum += u->e[i].len;
-    return sum < u->disputed ? sum : u->disputed;
-}
-
-static int lay_ext_cmp(const void *a, const void *b)
-{
-    const struct sp_range *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Sort and merge overlapping or adjacent extents in place. */
-static size_t lay_merge(struct sp_range *e, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(e, n, sizeof *e, lay_ext_cmp);
-    size_t k = 0;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t end = e[k].off + e[k].len;
-        if (e[i].off <= end) {
-            uint64_t iend = e[i].off + e[i].len;
-            if (iend > end)
-                e[k].len = iend - e[k].off;
-        } else {
-            e[++k] = e[i];
-        }
-    }
-    return k + 1;
 }
 
 /* Append the complement of the used extents u (relative to the region at
- * off) within [off, off + fs_len) to m's free list. */
-static int lay_add_free(struct lay_map *m, uint64_t off, uint64_t fs_len, struct lay_used *u,
-                        size_t *cap)
+ * off) within [off, off + fs_len) to f. */
+static int lay_add_free(struct lay_flist *f, uint64_t off, uint64_t fs_len, struct lay_used *u)
 {
     u->n = lay_merge(u->e, u->n);
     uint64_t at = 0;
@@ -198,17 +80,8 @@ static int lay_add_free(struct lay_map *m, uint64_t off, uint64_t fs_len, struct
         uint64_t end = i < u->n ? u->e[i].off : fs_len;
         if (end > fs_len)
             end = fs_len;
-        if (end > at) {
-            if (m->nfree == *cap) {
-                size_t c = *cap ? *cap * 2 : 256;
-                struct sp_range *e = realloc(m->free, c * sizeof *e);
-                if (e == NULL)
-                    return -1;
-                m->free = e;
-                *cap = c;
-            }
-            m->free[m->nfree++] = (struct sp_range){off + at, end - at};
-        }
+        if (end > at && lay_flist_push(f, off + at, end - at) != 0)
+            return -1;
         if (i < u->n && u->e[i].off + u->e[i].len > at)
             at = u->e[i].off + u->e[i].len;
         if (at >= fs_len)
@@ -290,9 +163,9 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
 
 #endif
 
-/* Map one region: probe it, run its reader, add its free space. */
-static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_part *p,
-                        size_t *cap)
+/* Map one region: probe it, run its reader, its free space into f. */
+static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_part *p,
+                        struct lay_flist *f)
 {
     p->used = p->len;
 #ifdef HAVE_BLKID
@@ -309,7 +182,7 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
     uint64_t fs_len = 0;
     char why[sizeof p->why] = "";
     int rc = fn(&d, &u, &fs_len, why, sizeof why);
-    m->meta_read += d.read;
+    *meta_read += d.read;
     if (rc < 0 || u.oom) {
         free(u.e);
         return -1;
@@ -327,16 +200,343 @@ static int lay_map_part(int fd, uint64_t base, struct lay_map *m, struct lay_par
         lay_whole(p, true, why);
         return 0;
     }
-    size_t before = m->nfree;
-    int ar = lay_add_free(m, p->off, fs_len, &u, cap);
+    size_t before = f->n;
+    int ar = lay_add_free(f, p->off, fs_len, &u);
     free(u.e);
     if (ar != 0)
         return -1;
     uint64_t fr = 0;
-    for (size_t i = before; i < m->nfree; i++)
-        fr += m->free[i].len;
+    for (size_t i = before; i < f->n; i++)
+        fr += f->e[i].len;
     p->mapped = true;
     p->used = p->len - fr;
+    return 0;
+}
+
+/* ---- the readings, combined ---- */
+
+/* A layout: a reading's regions (parts) and, per part, its free extents. */
+struct lay_lay {
+    struct lay_reading *r;
+    struct lay_flist *pf; /* r->nparts lists */
+    struct lay_flist all; /* the union over its parts, sorted */
+};
+
+struct lay_ctx {
+    int fd;
+    uint64_t base, size;
+    struct lay_readings rs;
+    struct lay_lay *ls;
+    size_t nls;
+    uint64_t meta_read;
+    char sigs[8][16];     /* filesystem signatures on the whole input */
+    uint64_t sig_at[8];   /* where each one's magic lies */
+    size_t nsigs;
+    unsigned sector;
+};
+
+/* Whether readings a and b define the same regions (in any order). */
+static bool lay_same_regions(const struct lay_reading *a, const struct lay_reading *b)
+{
+    if (a->nparts != b->nparts)
+        return false;
+    for (size_t i = 0; i < a->nparts; i++) {
+        bool found = false;
+        for (size_t j = 0; j < b->nparts && !found; j++)
+            found = a->parts[i].off == b->parts[j].off && a->parts[i].len == b->parts[j].len;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* The kernel's reading first, named so: a GPT when sector 0 is protective,
+ * else the MBR; then the others as they were found. */
+static void lay_kernel_first(struct lay_readings *rs)
+{
+    size_t k = rs->n;
+    for (size_t i = 0; i < rs->n && k == rs->n; i++)
+        if (strncmp(rs->r[i].name, rs->protective ? "a GPT" : "an MBR", 5) == 0)
+            k = i;
+    if (k == rs->n)
+        return;
+    struct lay_reading t = rs->r[k];
+    memmove(&rs->r[1], &rs->r[0], k * sizeof t);
+    rs->r[0] = t;
+    size_t n = strlen(t.name);
+    snprintf(rs->r[0].name + n, sizeof t.name - n, " (the kernel's reading)");
+}
+
+/* Fold readings that define the same regions into the first of them. */
+static void lay_fold(struct lay_readings *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        for (size_t j = i + 1; j < rs->n;) {
+            if (!lay_same_regions(&rs->r[i], &rs->r[j])) {
+                j++;
+                continue;
+            }
+            char add[sizeof rs->r[j].name];
+            memcpy(add, rs->r[j].name, sizeof add);
+            size_t n = strlen(rs->r[i].name), room = sizeof rs->r[i].name - n;
+            if (room > 3) /* the names joined, the tail cut to fit */
+                snprintf(rs->r[i].name + n, room, ", %.*s", (int)(room - 3), add);
+            /* the table checks see both readings' structures */
+            for (size_t k = 0; k < rs->r[j].nstructs; k++)
+                (void)lay_reading_struct(NULL, &rs->r[i], rs->r[j].structs[k].off,
+                                         rs->r[j].structs[k].len);
+            free(rs->r[j].parts);
+            free(rs->r[j].structs);
+            memmove(&rs->r[j], &rs->r[j + 1], (rs->n - j - 1) * sizeof rs->r[j]);
+            rs->n--;
+        }
+}
+
+/* Map part p of layout li, from an identical region already mapped when
+ * there is one (readers are the costly part). */
+static int lay_map_cached(struct lay_ctx *c, size_t li, size_t pi)
+{
+    struct lay_part *p = &c->ls[li].r->parts[pi];
+    struct lay_flist *f = &c->ls[li].pf[pi];
+    if (p->why[0] != '\0')
+        return 0; /* read whole for its table's sake */
+    f->probed = true;
+    for (size_t l = 0; l <= li; l++)
+        for (size_t q = 0; q < (l == li ? pi : c->ls[l].r->nparts); q++) {
+            const struct lay_part *o = &c->ls[l].r->parts[q];
+            if (!c->ls[l].pf[q].probed || o->off != p->off || o->len != p->len)
+                continue;
+            unsigned number = p->number;
+            char ptype[sizeof p->ptype];
+            memcpy(ptype, p->ptype, sizeof ptype);
+            *p = *o;
+            p->number = number;
+            memcpy(p->ptype, ptype, sizeof ptype);
+            const struct lay_flist *of = &c->ls[l].pf[q];
+            for (size_t i = 0; i < of->n; i++)
+                if (lay_flist_push(f, of->e[i].off, of->e[i].len) != 0)
+                    return -1;
+            return 0;
+        }
+    return lay_map_part(c->fd, c->base, &c->meta_read, p, f);
+}
+
+/* Map every region of every layout; each layout's free union. */
+static int lay_map_layouts(struct lay_ctx *c)
+{
+    c->ls = calloc(c->rs.n, sizeof *c->ls);
+    if (c->ls == NULL)
+        return -1;
+    c->nls = c->rs.n;
+    for (size_t li = 0; li < c->nls; li++) {
+        struct lay_lay *l = &c->ls[li];
+        l->r = &c->rs.r[li];
+        l->pf = calloc(l->r->nparts ? l->r->nparts : 1, sizeof *l->pf);
+        if (l->pf == NULL)
+            return -1;
+        if (l->r->table[0] != '\0')
+            lay_table_check(l->r);
+        for (size_t pi = 0; pi < l->r->nparts; pi++) {
+            if (lay_map_cached(c, li, pi) != 0)
+                return -1;
+            for (size_t i = 0; i < l->pf[pi].n; i++)
+                if (lay_flist_push(&l->all, l->pf[pi].e[i].off, l->pf[pi].e[i].len) != 0)
+                    return -1;
+        }
+        l->all.n = lay_merge(l->all.e, l->all.n);
+    }
+    return 0;
+}
+
+/* A signature found on the whole input belongs to a partition when its
+ * magic lies inside one whose filesystem is of its type. */
+static bool lay_sig_in_part(const struct lay_ctx *c, size_t s)
+{
+    for (size_t i = 0; i < c->rs.n; i++)
+        for (size_t k = 0; k < c->rs.r[i].nparts; k++) {
+            const struct lay_part *p = &c->rs.r[i].parts[k];
+            if (c->sig_at[s] >= p->off && c->sig_at[s] - p->off < p->len &&
+                strcmp(p->fs, c->sigs[s]) == 0)
+                return true;
+        }
+    return false;
+}
+
+/* The whole input as one filesystem is a reading when no table was found,
+ * or when a signature on it belongs to no partition: an old filesystem
+ * under a new table, or a new one over an old table. */
+static int lay_whole_reading(struct lay_ctx *c)
+{
+    bool want = c->rs.n == 0;
+    char sig[64] = "";
+    for (size_t s = 0; s < c->nsigs; s++)
+        if (!lay_sig_in_part(c, s)) {
+            want = true;
+            if (sig[0] == '\0')
+                snprintf(sig, sizeof sig, "%s", c->sigs[s]);
+        }
+    if (!want)
+        return 0;
+    char name[96];
+    if (sig[0] != '\0')
+        snprintf(name, sizeof name, "a %s filesystem on the whole input", sig);
+    else
+        snprintf(name, sizeof name, "the whole input");
+    struct lay_reading *r = lay_reading_new(&c->rs, "", name);
+    return r == NULL || lay_reading_part(r, 0, c->size, 0) == NULL ? -1 : 0;
+}
+
+/* a := a ∩ b (both sorted, merged); a stays sorted and merged. */
+static int lay_intersect(struct lay_flist *a, const struct lay_flist *b)
+{
+    struct lay_flist out = {0};
+    size_t i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        uint64_t ae = a->e[i].off + a->e[i].len, be = b->e[j].off + b->e[j].len;
+        uint64_t lo = a->e[i].off > b->e[j].off ? a->e[i].off : b->e[j].off;
+        uint64_t hi = ae < be ? ae : be;
+        if (lo < hi && lay_flist_push(&out, lo, hi - lo) != 0) {
+            free(out.e);
+            return -1;
+        }
+        if (ae <= be)
+            i++;
+        else
+            j++;
+    }
+    free(a->e);
+    *a = out;
+    return 0;
+}
+
+/* a := a minus the sorted, merged list t. */
+static int lay_subtract(struct lay_flist *a, const struct sp_range *t, size_t nt)
+{
+    struct lay_flist out = {0};
+    size_t j = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t at = a->e[i].off, end = a->e[i].off + a->e[i].len;
+        while (j < nt && t[j].off + t[j].len <= at)
+            j++;
+        for (size_t k = j; at < end; k++) {
+            uint64_t cut = k < nt && t[k].off < end ? t[k].off : end;
+            if (cut > at && lay_flist_push(&out, at, cut - at) != 0) {
+                free(out.e);
+                return -1;
+            }
+            if (k >= nt || t[k].off >= end)
+                break;
+            at = t[k].off + t[k].len;
+        }
+    }
+    free(a->e);
+    *a = out;
+    return 0;
+}
+
+/* The map: every layout's regions, and the free bytes all of them agree
+ * on, less every table structure. */
+static int lay_fill(struct lay_ctx *c, struct lay_map *m)
+{
+    size_t total = 0;
+    for (size_t li = 0; li < c->nls; li++)
+        total += c->ls[li].r->nparts;
+    m->parts = calloc(total ? total : 1, sizeof *m->parts);
+    m->layouts = calloc(c->nls ? c->nls : 1, sizeof *m->layouts);
+    if (m->parts == NULL || m->layouts == NULL)
+        return -1;
+    for (size_t li = 0; li < c->nls; li++) {
+        const struct lay_reading *r = c->ls[li].r;
+        struct lay_layout *L = &m->layouts[m->nlayouts++];
+        snprintf(L->name, sizeof L->name, "%s", r->name);
+        snprintf(L->table, sizeof L->table, "%s", r->table);
+        L->first = m->nparts;
+        L->nparts = r->nparts;
+        for (size_t k = 0; k < r->nparts; k++) {
+            m->parts[m->nparts] = r->parts[k];
+            m->parts[m->nparts++].layout = (unsigned)li;
+        }
+    }
+    if (c->nls == 0)
+        return 0;
+    snprintf(m->table, sizeof m->table, "%s", c->ls[0].r->table);
+    struct lay_flist acc = c->ls[0].all;
+    c->ls[0].all = (struct lay_flist){0};
+    for (size_t li = 1; li < c->nls; li++)
+        if (lay_intersect(&acc, &c->ls[li].all) != 0) {
+            free(acc.e);
+            return -1;
+        }
+    struct lay_used *t = &c->rs.structs;
+    t->n = lay_merge(t->e, t->n);
+    if (lay_subtract(&acc, t->e, t->n) != 0) {
+        free(acc.e);
+        return -1;
+    }
+    m->free = acc.e;
+    m->nfree = acc.n;
+    for (size_t i = 0; i < m->nfree; i++)
+        m->free_bytes += m->free[i].len;
+    if (t->n > 0) {
+        m->tables = malloc(t->n * sizeof *m->tables);
+        if (m->tables == NULL)
+            return -1;
+        memcpy(m->tables, t->e, t->n * sizeof *m->tables);
+        m->ntables = t->n;
+    }
+    return 0;
+}
+
+static void lay_ctx_free(struct lay_ctx *c)
+{
+    for (size_t li = 0; li < c->nls; li++) {
+        for (size_t k = 0; c->ls[li].pf != NULL && k < c->ls[li].r->nparts; k++)
+            free(c->ls[li].pf[k].e);
+        free(c->ls[li].pf);
+        free(c->ls[li].all.e);
+    }
+    free(c->ls);
+    lay_readings_free(&c->rs);
+}
+
+/* Every reading of the input: libblkid's, the kernel's MBR rules, each
+ * GPT header; then, once their regions are probed, the whole input. */
+static int lay_readings_all(struct lay_ctx *c)
+{
+    struct lay_dev d = {.fd = c->fd, .off = c->base, .len = c->size};
+    c->sector = 512;
+#ifdef HAVE_BLKID
+    if (lay_blkid_read(c->fd, c->base, c->size, &c->rs, c->sigs, c->sig_at, 8, &c->nsigs,
+                       &c->sector) != 0)
+        return -1;
+#endif
+    int rc = lay_mbr_read(&d, c->sector, &c->rs) != 0 || lay_gpt_read(&d, c->sector, &c->rs) != 0;
+    c->meta_read += d.read;
+    if (rc)
+        return -1;
+    lay_kernel_first(&c->rs);
+    lay_fold(&c->rs);
+    return 0;
+}
+
+/* The reading lay_whole_reading() added, mapped like the others. */
+static int lay_map_last(struct lay_ctx *c)
+{
+    struct lay_lay *ls = realloc(c->ls, c->rs.n * sizeof *ls);
+    if (ls == NULL)
+        return -1;
+    c->ls = ls;
+    for (size_t li = 0; li < c->nls; li++)
+        c->ls[li].r = &c->rs.r[li]; /* rs.r may have moved */
+    struct lay_lay *l = &c->ls[c->nls];
+    *l = (struct lay_lay){.r = &c->rs.r[c->nls]};
+    c->nls++;
+    l->pf = calloc(1, sizeof *l->pf);
+    if (l->pf == NULL || lay_map_cached(c, c->nls - 1, 0) != 0)
+        return -1;
+    for (size_t i = 0; i < l->pf[0].n; i++)
+        if (lay_flist_push(&l->all, l->pf[0].e[i].off, l->pf[0].e[i].len) != 0)
+            return -1;
     return 0;
 }
 
@@ -374,47 +574,37 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
                    "read (--force-mounted maps it anyway)", mnt);
         return -1;
     }
-    bool both = false;
-#ifdef HAVE_BLKID
-    if (lay_table_probe(fd, m, base, &both) != 0)
-        goto oom;
-#endif
-    if (m->nparts == 0) { /* no table: the input is one filesystem (or not) */
-        free(m->parts);
-        m->parts = calloc(1, sizeof *m->parts);
-        if (m->parts == NULL)
-            goto oom;
-        m->nparts = 1;
-        m->parts[0] = (struct lay_part){.off = 0, .len = size};
-    } else if (both) {
-        for (size_t i = 0; i < m->nparts; i++) {
-            lay_whole(&m->parts[i], true, "a filesystem signature on the whole disk too");
-        }
-    } else {
-        lay_table_check(m);
+    struct lay_ctx c = {.fd = fd, .base = base, .size = size};
+    /* the table readings' regions are mapped first: whether a signature on
+     * the whole input is a partition's own is known only then */
+    size_t ntab = 0;
+    int rc = lay_readings_all(&c);
+    if (rc == 0) {
+        ntab = c.rs.n;
+        rc = lay_map_layouts(&c);
     }
-    size_t cap = 0;
-    for (size_t i = 0; i < m->nparts; i++) {
-        struct lay_part *p = &m->parts[i];
-        if (p->why[0] != '\0')
-            continue;
-        if (lay_map_part(fd, base, m, p, &cap) != 0)
-            goto oom;
+    if (rc == 0)
+        rc = lay_whole_reading(&c);
+    if (rc == 0 && c.rs.n > ntab)
+        rc = lay_map_last(&c);
+    m->sector = c.sector;
+    m->meta_read = c.meta_read;
+    if (rc == 0)
+        rc = lay_fill(&c, m);
+    lay_ctx_free(&c);
+    if (rc != 0) {
+        lay_free(m);
+        sp_err_set(err, SP_ERR_NOMEM, ENOMEM, "out of memory reading the partitions");
+        return -1;
     }
-    /* Partitions come in table order; free extents must be in input order. */
-    m->nfree = lay_merge(m->free, m->nfree);
-    for (size_t i = 0; i < m->nfree; i++)
-        m->free_bytes += m->free[i].len;
     return 0;
-oom:
-    lay_free(m);
-    sp_err_set(err, SP_ERR_NOMEM, ENOMEM, "out of memory reading the partitions");
-    return -1;
 }
 
 void lay_free(struct lay_map *m)
 {
     free(m->parts);
+    free(m->layouts);
+    free(m->tables);
     free(m->free);
     memset(m, 0, sizeof *m);
 }

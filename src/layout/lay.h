@@ -1,24 +1,31 @@
 /* lay.h — which bytes of a disk, a partition or a filesystem are free.
  *
  * With --free=zero, spigz codes the blocks a filesystem calls free as zeros,
- * unread.  lay_build() finds the partition table (GPT or MBR, through
- * libblkid), probes each partition (or the whole input) for a filesystem,
- * and asks that filesystem's reader (lay_fs.h: one file per filesystem) for
- * the extents of bytes it uses.  The result is one sorted list of free
- * extents of the input, which the reader (input.c) turns into zero runs.
+ * unread.  lay_build() reads the input's layout every way a program would
+ * (lay_tab.h: the kernel's MBR rules, each valid GPT header, libblkid's
+ * table, the whole input as one filesystem when a signature lies at its
+ * start), probes each region of each reading for a filesystem, and asks
+ * that filesystem's reader (lay_fs.h: one file per filesystem) for the
+ * extents of bytes it uses.  The result is one sorted list of free extents
+ * of the input, which the reader (input.c) turns into zero runs.
  *
- * Safety: a byte is free only when all of these hold (doc/DESIGN.md):
+ * Safety: a byte is free only when every reading calls it free, and a
+ * reading calls it free only when all of these hold (doc/DESIGN.md §12):
  *   - it lies in a partition that is inside the input, overlaps no other
- *     partition and no partition table's own sectors (or, with no table, in
- *     the whole input);
+ *     partition and none of its table's own structures (or, for the whole
+ *     input reading, anywhere);
  *   - exactly one filesystem signature was found there, and that
  *     filesystem's reader, through a maintained library where one exists,
  *     accepted its metadata as consistent (checksums, no journal to replay,
  *     not dirty, not larger than its partition);
  *   - it lies inside that filesystem's size and in none of the extents its
- *     reader reported used (every metadata block is used).
- * Anything else, including every read error or doubt, is read as it is.  A
- * region read whole says why in its lay_part.
+ *     reader reported used: neither its allocation map nor its files' own
+ *     metadata uses it (lay_fs.h);
+ * and it is no partition table's structure (an MBR, an extended boot
+ * record, a GPT header or entry array), of any reading.  Anything else,
+ * including every read error or doubt, is read as it is.  A region read
+ * whole says why in its lay_part; readings that disagree are all kept
+ * (m->nlayouts > 1), which the CLI warns of.
  *
  * Determinism: the map is a function of the input's bytes only (never of
  * timing, -p or the kind of descriptor), so the output stays a function of
@@ -44,6 +51,7 @@
 struct lay_part {
     uint64_t off, len;   /* in the input */
     unsigned number;     /* partition number, 0 for the whole input */
+    unsigned layout;     /* the reading it belongs to: m->layouts[layout] */
     char ptype[48];      /* the partition's type (a GUID or an MBR id), or "" */
     char fs[16];         /* filesystem type as libblkid names it, or "" */
     char label[64];      /* filesystem label, or "" */
@@ -57,12 +65,25 @@ struct lay_part {
     char why[128];       /* when not mapped: why it is read whole */
 };
 
+/* One reading of the input's layout (several programs' readings that
+ * define the same regions are one): its regions are m->parts[first,
+ * first + nparts). */
+struct lay_layout {
+    char name[240];         /* "an MBR (the kernel's reading), libblkid's dos table" */
+    char table[8];          /* "gpt", "dos", or "" for the whole input */
+    size_t first, nparts;
+};
+
 struct lay_map {
     uint64_t size;          /* bytes of the input it describes */
-    char table[8];          /* "gpt", "dos", or "" for none */
-    unsigned sector;        /* the table's sector size (libblkid's) */
-    struct lay_part *parts; /* in input order */
+    char table[8];          /* the first layout's: "gpt", "dos", or "" for none */
+    unsigned sector;        /* the device's logical sector size (512 for files) */
+    struct lay_part *parts; /* by layout, in each in table order */
     size_t nparts;
+    struct lay_layout *layouts; /* the first is the kernel's reading */
+    size_t nlayouts;        /* more than 1: the readings disagree (a warning) */
+    struct sp_range *tables; /* partition-table structures found: always data */
+    size_t ntables;
     struct sp_range *free;   /* sorted, disjoint, not adjacent, each len > 0 */
     size_t nfree;
     uint64_t free_bytes;    /* sum of free[].len */

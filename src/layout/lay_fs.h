@@ -75,6 +75,13 @@ int lay_used_seal(struct lay_used *u);
  * lay_used_seal() it is lay_used_add().  0, or -1 out of memory. */
 int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len);
 
+/* The bytes lay_used_ref() found outside the map, each counted once (two
+ * files may name the same block).  Sorts what was reported since the seal. */
+uint64_t lay_used_disputed(struct lay_used *u);
+
+/* Sort and merge overlapping or adjacent extents in place; the new count. */
+size_t lay_merge(struct sp_range *e, size_t n);
+
 /* Past this many disputed bytes a filesystem is read whole: its allocation
  * map is damaged beyond a stray block or two (4 MiB: a few clusters of
  * the largest exFAT, a thousand ext4 blocks). */
@@ -83,16 +90,7 @@ int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len);
 typedef int (*lay_fs_fn)(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len,
                          char *why, size_t wn);
 
-/* lay_table.c: the partition table into m->parts and m->table (nothing
- * when there is none); *both when a filesystem signature is on the whole
- * disk too.  0, or -1 out of memory. */
-struct lay_map;
 struct lay_part;
-int lay_table_probe(int fd, struct lay_map *m, uint64_t base, bool *both);
-
-/* lay_table.c: entries that overlap each other or the table are read whole. */
-void lay_table_check(struct lay_map *m);
-
 /* lay.c: mark p read whole, saying why (fmt takes one string). */
 void lay_whole(struct lay_part *p, bool doubt, const char *why);
 

@@ -1,0 +1,78 @@
+/* lay_read.c — the readings container (lay_tab.h): readings, their regions
+ * and table structures, and which readings define the same regions. */
+#include "config.h"
+#include "lay_tab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Readings and regions are few (a reader adds at most 4 + 252 MBR
+ * partitions, 32768 GPT entries); the bound keeps a forged input from
+ * asking for more. */
+#define LAY_MAX_READINGS 16
+#define LAY_MAX_REGIONS 32768
+
+static int lay_grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
+{
+    if (n < *cap)
+        return 0;
+    if (n >= max)
+        return -1;
+    size_t c = *cap ? *cap * 2 : 8;
+    if (c > max)
+        c = max;
+    void *q = realloc(*p, c * size);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+struct lay_reading *lay_reading_new(struct lay_readings *rs, const char *table, const char *name)
+{
+    if (lay_grow((void **)&rs->r, &rs->cap, rs->n, sizeof *rs->r, LAY_MAX_READINGS) != 0)
+        return NULL;
+    struct lay_reading *r = &rs->r[rs->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->table, sizeof r->table, "%s", table);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+struct lay_part *lay_reading_part(struct lay_reading *r, uint64_t off, uint64_t len,
+                                  unsigned number)
+{
+    if (lay_grow((void **)&r->parts, &r->cap, r->nparts, sizeof *r->parts, LAY_MAX_REGIONS) != 0)
+        return NULL;
+    struct lay_part *p = &r->parts[r->nparts++];
+    memset(p, 0, sizeof *p);
+    p->off = off;
+    p->len = len;
+    p->number = number;
+    p->used = len;
+    return p;
+}
+
+int lay_reading_struct(struct lay_readings *rs, struct lay_reading *r, uint64_t off, uint64_t len)
+{
+    if (len == 0)
+        return 0;
+    if (lay_grow((void **)&r->structs, &r->scap, r->nstructs, sizeof *r->structs,
+                 LAY_MAX_REGIONS) != 0)
+        return -1;
+    r->structs[r->nstructs++] = (struct sp_range){off, len};
+    return rs == NULL ? 0 : lay_used_add(&rs->structs, off, len);
+}
+
+void lay_readings_free(struct lay_readings *rs)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        free(rs->r[i].parts);
+        free(rs->r[i].structs);
+    }
+    free(rs->r);
+    free(rs->structs.e);
+    memset(rs, 0, sizeof *rs);
+}
