@@ -567,11 +567,11 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
         sp_err_set(err, SP_ERR_SYS, 0, "%s", why);
         return -1;
     }
-    char mnt[256];
-    if (!o->force_mounted && lay_mounted_rw(fd, mnt, sizeof mnt)) {
+    char held[512];
+    if (!o->force_mounted && lay_mount_check(fd, held, sizeof held)) {
         sp_err_set(err, SP_ERR_FORMAT, 0,
-                   "mounted read-write on %s: its allocation maps change while they are "
-                   "read (--force-mounted maps it anyway)", mnt);
+                   "%s: its allocation maps change while they are read (--force-mounted "
+                   "maps it anyway)", held);
         return -1;
     }
     struct lay_ctx c = {.fd = fd, .base = base, .size = size};

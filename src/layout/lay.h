@@ -104,6 +104,14 @@ int lay_build(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
 
 void lay_free(struct lay_map *m);
 
+/* 1 when something may change the input open on fd while its maps are
+ * read, with why set to a sentence naming it ("/dev/loop3 is mounted
+ * read-write on /mnt/x", "process 77 (ntfs-3g) has it open for writing",
+ * "/dev/loop3 is held exclusively by the kernel: ..."); else 0.  A mount
+ * anywhere (any mount namespace, a FUSE mount of the file or of a loop
+ * device of it, a partition's range on a loop device) counts (lay_mount.c). */
+int lay_mount_check(int fd, char *why, size_t wn);
+
 /* 1 when the input open on fd (a block device, or a file behind a loop
  * device), or a partition of it, is mounted read-write, with the mount
  * point in where; else 0. */

@@ -1,19 +1,38 @@
-/* lay_mount.c — whether the input, or a partition of it, is mounted
- * read-write: its allocation maps then change while they are read, and a
- * block allocated after the map was read would be coded as zero.
+/* lay_mount.c — whether anything may change the input while its maps are
+ * read: a filesystem on it mounted read-write (a block allocated after the
+ * map was read would be coded as zero), or a process writing it.
  *
- * The devices that hold the input: itself when it is a block device; the
- * loop devices backed by it when it is a file (found by LOOP_GET_STATUS64:
- * the backing file's device and inode).  A mount in /proc/self/mountinfo is
- * of one of them when its device number is that device or one of its
- * partitions (/sys/dev/block/M:N/partition, and the parent's dev).  Other
- * stackings (device-mapper, md, LUKS) hold filesystems that are read whole
- * anyway.
+ * What holds the input's bytes (the identity set, built to a fixed point):
+ *   - the input itself: its device number when a block device, its device
+ *     and inode when a regular file;
+ *   - a loop device's backing file (an input /dev/loopN is its file too);
+ *   - every loop device backed by a file or device of the set, at any
+ *     offset (a partition's range mounted alone changes the input too).
+ * A mount is of the input when its device number is one of the set's
+ * devices, a partition of one, or the disk one belongs to; or when its
+ * source (FUSE: ntfs-3g, fuse2fs, exfat-fuse on a file or a loop device,
+ * whose device number is anonymous) resolves to a member of the set.
+ * Every mount namespace is read, not only ours (containers, unshare): one
+ * /proc/PID/mountinfo per distinct /proc/PID/ns/mnt, its sources resolved
+ * under /proc/PID/root.  A namespace no process shows (kept by a bind mount
+ * of its nsfs file) is still seen by the kernel: each block device of the
+ * set is opened with O_EXCL, which fails with EBUSY while anything holds it
+ * (a mount anywhere, device-mapper, md, swap); held with no read-only mount
+ * of ours to explain it is refused.  For a regular file, a process holding
+ * it open for writing (a FUSE daemon serving it, a VM) is found in
+ * /proc/PID/fd.
+ *
+ * Bounds: LAY_MAX_DEVS devices and files in the set, LAY_MAX_NS namespaces,
+ * mountinfo lines of 4 KiB (longer ones are skipped whole: their device and
+ * source come first, so a skipped line could only hide a mount whose
+ * mountpoint alone is over 4 KiB; the O_EXCL test still sees it).
  */
 #include "config.h"
 #include "lay.h"
 
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +46,53 @@
 #endif
 
 #define LAY_MAX_DEVS 64
+#define LAY_MAX_NS 1024
+
+struct lm_set {
+    dev_t devs[LAY_MAX_DEVS]; /* block devices holding the input's bytes */
+    size_t ndevs;
+    struct {
+        dev_t dev;
+        ino_t ino;
+    } files[LAY_MAX_DEVS];    /* regular files holding them */
+    size_t nfiles;
+};
+
+static bool lm_has_dev(const struct lm_set *s, dev_t d)
+{
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i] == d)
+            return true;
+    return false;
+}
+
+static bool lm_has_file(const struct lm_set *s, dev_t dev, ino_t ino)
+{
+    for (size_t i = 0; i < s->nfiles; i++)
+        if (s->files[i].dev == dev && s->files[i].ino == ino)
+            return true;
+    return false;
+}
+
+static bool lm_add_dev(struct lm_set *s, dev_t d)
+{
+    if (d == 0 || lm_has_dev(s, d) || s->ndevs == LAY_MAX_DEVS)
+        return false;
+    s->devs[s->ndevs++] = d;
+    return true;
+}
+
+static bool lm_add_file(struct lm_set *s, dev_t dev, ino_t ino)
+{
+    if (lm_has_file(s, dev, ino) || s->nfiles == LAY_MAX_DEVS)
+        return false;
+    s->files[s->nfiles].dev = dev;
+    s->files[s->nfiles++].ino = ino;
+    return true;
+}
 
 /* The whole disk a device number belongs to (itself when not a partition). */
-static dev_t lay_disk_of(dev_t d)
+static dev_t lm_disk_of(dev_t d)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(d), minor(d));
@@ -46,15 +109,46 @@ static dev_t lay_disk_of(dev_t d)
     return w;
 }
 
-/* Loop devices backed by the file st describes, into devs. */
-static size_t lay_loops(const struct stat *st, dev_t *devs, size_t n, size_t max)
+/* Whether device m (a mount's) is one of the set's, a partition of one, or
+ * the disk one is part of. */
+static bool lm_dev_matches(const struct lm_set *s, dev_t m)
 {
+    if (m == 0)
+        return false;
+    dev_t w = lm_disk_of(m);
+    for (size_t i = 0; i < s->ndevs; i++)
+        if (s->devs[i] == m || s->devs[i] == w || lm_disk_of(s->devs[i]) == m)
+            return true;
+    return false;
+}
+
 #if defined(HAVE_LINUX_LOOP_H) && defined(LOOP_GET_STATUS64)
+/* The loop device open on fd's backing file or device into s. */
+static bool lm_loop_backing(int fd, struct lm_set *s, bool add)
+{
+    struct loop_info64 li;
+    if (ioctl(fd, LOOP_GET_STATUS64, &li) != 0)
+        return false;
+    bool of_set = lm_has_file(s, (dev_t)li.lo_device, (ino_t)li.lo_inode) ||
+                  (li.lo_rdevice != 0 && lm_has_dev(s, (dev_t)li.lo_rdevice));
+    if (add) {
+        lm_add_file(s, (dev_t)li.lo_device, (ino_t)li.lo_inode);
+        if (li.lo_rdevice != 0)
+            lm_add_dev(s, (dev_t)li.lo_rdevice);
+    }
+    return of_set;
+}
+
+/* Every loop device backed by a member of s, added to it; true when one
+ * was new. */
+static bool lm_loops(struct lm_set *s)
+{
     DIR *dir = opendir("/sys/block");
     if (dir == NULL)
-        return n;
+        return false;
+    bool grew = false;
     struct dirent *e;
-    while ((e = readdir(dir)) != NULL && n < max) {
+    while ((e = readdir(dir)) != NULL) {
         if (strncmp(e->d_name, "loop", 4) != 0)
             continue;
         char path[300];
@@ -62,18 +156,264 @@ static size_t lay_loops(const struct stat *st, dev_t *devs, size_t n, size_t max
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
             continue;
-        struct loop_info64 li;
         struct stat ls;
-        if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && fstat(fd, &ls) == 0 &&
-            li.lo_device == (uint64_t)st->st_dev && li.lo_inode == (uint64_t)st->st_ino)
-            devs[n++] = ls.st_rdev;
+        if (fstat(fd, &ls) == 0 && S_ISBLK(ls.st_mode) && lm_loop_backing(fd, s, false))
+            grew |= lm_add_dev(s, ls.st_rdev);
         close(fd);
     }
     closedir(dir);
+    return grew;
+}
 #else
-    (void)st, (void)devs, (void)max;
+static bool lm_loop_backing(int fd, struct lm_set *s, bool add)
+{
+    (void)fd, (void)s, (void)add;
+    return false;
+}
+
+static bool lm_loops(struct lm_set *s)
+{
+    (void)s;
+    return false;
+}
 #endif
-    return n;
+
+/* The identity set of the input open on fd; false when it is neither a
+ * block device nor a regular file (nothing can be mounted from it). */
+static bool lm_identify(int fd, struct lm_set *s)
+{
+    struct stat st;
+    memset(s, 0, sizeof *s);
+    if (fstat(fd, &st) != 0)
+        return false;
+    if (S_ISBLK(st.st_mode)) {
+        lm_add_dev(s, st.st_rdev);
+        lm_loop_backing(fd, s, true); /* a loop device: its file too */
+    } else if (S_ISREG(st.st_mode)) {
+        lm_add_file(s, st.st_dev, st.st_ino);
+    } else {
+        return false;
+    }
+    for (int round = 0; round < 8 && lm_loops(s); round++)
+        ;
+    return true;
+}
+
+/* A mountinfo source (its octal escapes undone) resolved under root:
+ * whether it is a member of the set. */
+static bool lm_source_matches(const struct lm_set *s, const char *root, const char *src)
+{
+    if (src[0] != '/')
+        return false;
+    char path[4096 + 64], *o = path + snprintf(path, 64, "%s", root);
+    for (const char *p = src; *p && o < path + sizeof path - 1; p++) {
+        if (p[0] == '\\' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+            isdigit((unsigned char)p[3])) {
+            *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 3;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return false;
+    if (S_ISREG(st.st_mode))
+        return lm_has_file(s, st.st_dev, st.st_ino);
+    return S_ISBLK(st.st_mode) && lm_dev_matches(s, st.st_rdev);
+}
+
+struct lm_hit {
+    bool found, rw;
+    char what[1100], where[2400]; /* a source, a mountpoint and a namespace */
+};
+
+/* One mountinfo file (of the namespace whose root is root, named ns in
+ * messages): the first mount of the set, read-write first. */
+static void lm_scan_mountinfo(const struct lm_set *s, const char *path, const char *root,
+                              const char *ns, bool rw_only, struct lm_hit *h)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return;
+    char line[4096];
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strchr(line, '\n') == NULL) { /* longer than the buffer: skipped whole */
+            int ch;
+            while ((ch = fgetc(f)) != EOF && ch != '\n')
+                ;
+            continue;
+        }
+        unsigned ma, mi;
+        char mnt[2048], opts[512], src[1024] = "";
+        if (sscanf(line, "%*u %*u %u:%u %*s %2047s %511s", &ma, &mi, mnt, opts) != 4)
+            continue;
+        const char *dash = strstr(line, " - ");
+        if (dash == NULL || sscanf(dash + 3, "%*s %1023s", src) != 1)
+            src[0] = '\0';
+        bool rw = strncmp(opts, "rw", 2) == 0 && (opts[2] == '\0' || opts[2] == ',');
+        if ((rw_only && !rw) || (h->found && (h->rw || !rw)))
+            continue;
+        if (!lm_dev_matches(s, makedev(ma, mi)) && !lm_source_matches(s, root, src))
+            continue;
+        h->found = true;
+        h->rw = rw;
+        snprintf(h->what, sizeof h->what, "%s", src[0] ? src : "it");
+        snprintf(h->where, sizeof h->where, "%s%s", mnt, ns);
+    }
+    fclose(f);
+}
+
+/* Our namespace, then every other one a process shows. */
+static void lm_scan_mounts(const struct lm_set *s, bool rw_only, struct lm_hit *h)
+{
+    struct stat self;
+    ino_t seen[LAY_MAX_NS];
+    size_t nseen = 0;
+    if (stat("/proc/self/ns/mnt", &self) == 0)
+        seen[nseen++] = self.st_ino;
+    lm_scan_mountinfo(s, "/proc/self/mountinfo", "", "", rw_only, h);
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && nseen < LAY_MAX_NS && !(h->found && h->rw)) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        char path[300], root[300], ns[320];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/%s/ns/mnt", e->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < nseen && !known; i++)
+            known = seen[i] == st.st_ino;
+        if (known)
+            continue;
+        seen[nseen++] = st.st_ino;
+        snprintf(path, sizeof path, "/proc/%s/mountinfo", e->d_name);
+        snprintf(root, sizeof root, "/proc/%s/root", e->d_name);
+        snprintf(ns, sizeof ns, " (in the mount namespace of process %s)", e->d_name);
+        lm_scan_mountinfo(s, path, root, ns, rw_only, h);
+    }
+    closedir(d);
+}
+
+/* A process other than this one holding a file of the set open for
+ * writing (FUSE daemons serving the file, a virtual machine). */
+static void lm_scan_writers(const struct lm_set *s, struct lm_hit *h)
+{
+    if (s->nfiles == 0)
+        return;
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return;
+    char self[32];
+    snprintf(self, sizeof self, "%ld", (long)getpid());
+    struct dirent *e;
+    while (!h->found && (e = readdir(d)) != NULL) {
+        if (!isdigit((unsigned char)e->d_name[0]) || strcmp(e->d_name, self) == 0)
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%s/fd", e->d_name);
+        DIR *fds = opendir(path);
+        if (fds == NULL)
+            continue;
+        struct dirent *f;
+        while (!h->found && (f = readdir(fds)) != NULL) {
+            char p[600], info[600];
+            struct stat st;
+            snprintf(p, sizeof p, "/proc/%s/fd/%s", e->d_name, f->d_name);
+            if (f->d_name[0] == '.' || stat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
+                !lm_has_file(s, st.st_dev, st.st_ino))
+                continue;
+            snprintf(info, sizeof info, "/proc/%s/fdinfo/%s", e->d_name, f->d_name);
+            FILE *fi = fopen(info, "re");
+            unsigned flags = 0;
+            char l[128];
+            while (fi != NULL && fgets(l, sizeof l, fi) != NULL)
+                if (sscanf(l, "flags: %o", &flags) == 1)
+                    break;
+            if (fi != NULL)
+                fclose(fi);
+            if ((flags & O_ACCMODE) == O_RDONLY)
+                continue;
+            char comm[64] = "?", cp[300];
+            snprintf(cp, sizeof cp, "/proc/%s/comm", e->d_name);
+            FILE *c = fopen(cp, "re");
+            if (c != NULL && fgets(comm, sizeof comm, c) != NULL)
+                comm[strcspn(comm, "\n")] = '\0';
+            if (c != NULL)
+                fclose(c);
+            h->found = h->rw = true;
+            snprintf(h->what, sizeof h->what, "process %s (%s)", e->d_name, comm);
+        }
+        closedir(fds);
+    }
+    closedir(d);
+}
+
+/* A block device of the set that the kernel will not open exclusively. */
+static void lm_scan_exclusive(const struct lm_set *s, struct lm_hit *h)
+{
+    for (size_t i = 0; i < s->ndevs && !h->found; i++) {
+        char path[96], name[64] = "";
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(s->devs[i]),
+                 minor(s->devs[i]));
+        FILE *f = fopen(path, "re");
+        char l[160];
+        while (f != NULL && fgets(l, sizeof l, f) != NULL)
+            if (sscanf(l, "DEVNAME=%63s", name) == 1)
+                break;
+        if (f != NULL)
+            fclose(f);
+        if (name[0] == '\0' || strchr(name, '/') != NULL || strstr(name, "..") != NULL)
+            continue;
+        snprintf(path, sizeof path, "/dev/%s", name);
+        struct stat st;
+        if (stat(path, &st) != 0 || !S_ISBLK(st.st_mode) || st.st_rdev != s->devs[i])
+            continue;
+        int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0) {
+            close(fd);
+            continue;
+        }
+        if (errno == EBUSY) {
+            h->found = h->rw = true;
+            snprintf(h->what, sizeof h->what, "%s", path);
+        }
+    }
+}
+
+int lay_mount_check(int fd, char *why, size_t wn)
+{
+    struct lm_set s;
+    if (!lm_identify(fd, &s))
+        return 0;
+    struct lm_hit h = {0};
+    lm_scan_mounts(&s, false, &h);
+    if (h.found && h.rw) {
+        snprintf(why, wn, "%s is mounted read-write on %s", h.what, h.where);
+        return 1;
+    }
+    bool ro_mount = h.found;
+    struct lm_hit w = {0};
+    lm_scan_writers(&s, &w);
+    if (w.found) {
+        snprintf(why, wn, "%s has it open for writing", w.what);
+        return 1;
+    }
+    struct lm_hit x = {0};
+    if (!ro_mount)
+        lm_scan_exclusive(&s, &x);
+    if (x.found) {
+        snprintf(why, wn, "%s is held exclusively by the kernel: mounted (in a mount namespace "
+                          "no process here shows), or used by device-mapper, md or swap",
+                 x.what);
+        return 1;
+    }
+    return 0;
 }
 
 int lay_mounted_rw(int fd, char *where, size_t wn)
@@ -83,37 +423,12 @@ int lay_mounted_rw(int fd, char *where, size_t wn)
 
 int lay_mounted(int fd, bool rw_only, char *where, size_t wn)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0)
+    struct lm_set s;
+    if (!lm_identify(fd, &s))
         return 0;
-    dev_t devs[LAY_MAX_DEVS];
-    size_t n = 0;
-    if (S_ISBLK(st.st_mode))
-        devs[n++] = st.st_rdev;
-    else if (S_ISREG(st.st_mode))
-        n = lay_loops(&st, devs, 0, LAY_MAX_DEVS);
-    if (n == 0)
-        return 0;
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    if (f == NULL)
-        return 0;
-    char line[4096];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f) != NULL) {
-        unsigned ma, mi;
-        char mnt[2048], opts[512];
-        if (sscanf(line, "%*u %*u %u:%u %*s %2047s %511s", &ma, &mi, mnt, opts) != 4)
-            continue;
-        if (rw_only && (strncmp(opts, "rw", 2) != 0 || (opts[2] != '\0' && opts[2] != ',')))
-            continue;
-        dev_t m = makedev(ma, mi), w = lay_disk_of(m);
-        /* the device itself, a partition of it, or the disk it is part of */
-        for (size_t i = 0; i < n && !found; i++)
-            if (devs[i] == m || devs[i] == w || lay_disk_of(devs[i]) == m) {
-                snprintf(where, wn, "%s", mnt);
-                found = 1;
-            }
-    }
-    fclose(f);
-    return found;
+    struct lm_hit h = {0};
+    lm_scan_mounts(&s, rw_only, &h);
+    if (h.found)
+        snprintf(where, wn, "%s", h.where);
+    return h.found;
 }

@@ -1,0 +1,155 @@
+#!/bin/bash
+# mounts.sh — --free=zero refuses an input whose filesystem may change
+# while its maps are read, wherever it is mounted: through a second loop
+# device of the same image, by FUSE directly on the image file (no device
+# number to match), on a loop device over a partition's range, in another
+# mount namespace (a live one, and one no process shows: the kernel's
+# exclusive-open test), or while a process holds the image open for
+# writing.  A read-only mount is still mapped; --force-mounted maps anyway.
+# Every mount, loop device, namespace and process made here is released
+# at the end and checked for.
+. "$(dirname "$0")/lib.sh"
+need losetup mke2fs mount umount unshare nsenter mkfifo
+cd "$T" || exit 1
+S=512
+LOOPS=()
+MNTS=()
+NSFILE=
+CHILD=
+release() {
+    local m l
+    [ -n "$CHILD" ] && { echo go 1<>go.fifo; wait "$CHILD"; } 2>/dev/null
+    for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done
+    [ -n "$NSFILE" ] && { nsenter --mount="$NSFILE" umount "$T/nsm" 2>/dev/null
+                          umount "$NSFILE" 2>/dev/null; umount "$T/nsd" 2>/dev/null; }
+    for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+    cleanup
+}
+trap release EXIT
+# loop VAR ARGS...: attach a loop device, its name into VAR (not through a
+# command substitution: its subshell would lose LOOPS, and the device leak)
+loop() { local -n v=$1; shift; v=$(losetup -f --show "$@") || { fail "losetup $*"; return 1; }; LOOPS+=("$v"); }
+# refused WHAT IMAGE PATTERN: --free=zero refuses it (status 1, naming why)
+refused() {
+    "$SPIGZ" --free=zero -c "$2" > /dev/null 2> e.err; local s=$?
+    check "$1: refused, status $s" [ "$s" -eq 1 ]
+    check "$1: says why ($(head -c 300 e.err))" grep -q "$3" e.err
+}
+# fuse_umount DIR: unmount a FUSE mount and wait for its daemon to exit
+# (umount returns first; the daemon still holds its loop device open)
+fuse_umount() {
+    local pid
+    pid=$(pgrep -f -- " $1\$") || pid=
+    umount "$1" || { fail "umount $1"; return; }
+    MNTS=()
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+}
+mapped() {
+    "$SPIGZ" --free=zero -c "$2" > /dev/null 2> e.err; local s=$?
+    check "$1: mapped, status $s ($(head -c 300 e.err))" [ "$s" -eq 0 ]
+}
+
+# An MBR disk image: ext4 in partition 1 (sectors 2048 .. 2048 + PLEN).
+PLEN=60000
+truncate -s 48M d.img
+printf 'label: dos\nstart=2048, size=%d, type=83\n' $PLEN | sfdisk -q d.img >/dev/null
+truncate -s $((PLEN * S)) p.img
+mke2fs -q -F -t ext4 p.img >/dev/null 2>&1 || fail "mke2fs"
+dd if=p.img of=d.img bs=512 seek=2048 conv=notrunc status=none
+mkdir -p m m2 nsm
+
+section "nothing mounted: mapped"
+mapped "the image alone" d.img
+
+section "a partition's range on a loop device, mounted read-write"
+loop P -o $((2048 * S)) --sizelimit $((PLEN * S)) d.img
+mount "$P" m && MNTS+=("$T/m") || fail "mount $P"
+refused "the image" d.img "is mounted read-write on $T/m"
+loop D d.img
+refused "a second loop device of the whole image" "$D" "is mounted read-write on $T/m"
+"$SPIGZ" --free=zero --force-mounted -c d.img > /dev/null 2> e.err; s=$?
+check "--force-mounted maps it anyway, status $s" [ "$s" -ne 1 ]
+umount m && MNTS=()
+mount -o ro "$P" m && MNTS+=("$T/m") || fail "mount -o ro $P"
+mapped "mounted read-only" d.img
+umount m && MNTS=()
+
+section "mounted in another mount namespace, held by a live process"
+mkfifo ready.fifo go.fifo
+# The child opens go.fifo before it says "mounted" (read-write: no wait), so
+# the parent's "go" is never lost; whatever happens, something is written to
+# ready.fifo, so the parent's read always returns.
+( unshare -m --propagation private bash -c '
+      exec 5<>go.fifo
+      if mount "$1" "$2"; then
+          echo mounted > ready.fifo; read -r x <&5; umount "$2"
+      else
+          echo failed > ready.fifo
+      fi' _ "$P" "$T/nsm" || echo failed > ready.fifo ) &
+CHILD=$!
+read -r state < ready.fifo # the child has mounted, or failed
+check "the other namespace mounted it" [ "$state" = mounted ]
+check "not in ours" sh -c "! grep -q ' $T/nsm ' /proc/self/mountinfo"
+refused "a mount in another namespace" d.img "in the mount namespace of process"
+echo go 1<>go.fifo
+wait "$CHILD"
+CHILD=
+mapped "that namespace gone" d.img
+
+section "mounted in a namespace no process shows"
+mkdir -p nsd
+if mount --bind nsd nsd && mount --make-private nsd && touch nsd/mnt &&
+    unshare --mount="$T/nsd/mnt" true; then
+    NSFILE=$T/nsd/mnt
+    nsenter --mount="$NSFILE" mount "$P" "$T/nsm" || fail "mount inside the kept namespace"
+    refused "a mount only the kernel knows of" d.img "held exclusively by the kernel"
+    nsenter --mount="$NSFILE" umount "$T/nsm" || fail "umount inside the kept namespace"
+    umount "$NSFILE" && umount nsd && NSFILE=
+    mapped "that namespace gone" d.img
+else
+    fail "a mount namespace kept by a bind mount of its nsfs file"
+fi
+
+section "a process holding the image open for writing"
+exec 3<>d.img
+refused "open for writing" d.img "has it open for writing"
+exec 3>&-
+exec 3<d.img
+mapped "open for reading only" d.img
+exec 3<&-
+
+section "NTFS through FUSE: on the image file, and on a second loop device"
+FUSE_MISSING=
+if command -v mkntfs >/dev/null && command -v ntfs-3g >/dev/null && [ -c /dev/fuse ]; then
+    truncate -s 32M n.img
+    mkntfs -Q -F -q n.img >/dev/null 2>&1 || fail "mkntfs"
+    if ntfs-3g n.img "$T/m2" 2>/dev/null; then
+        MNTS+=("$T/m2")
+        refused "ntfs-3g on the image file" n.img "n.img is mounted read-write on $T/m2"
+        fuse_umount "$T/m2"
+        loop A n.img
+        loop B n.img
+        ntfs-3g "$B" "$T/m2" && MNTS+=("$T/m2") || fail "ntfs-3g $B"
+        refused "ntfs-3g on a second loop device: the image" n.img "$B is mounted read-write"
+        refused "ntfs-3g on a second loop device: the first" "$A" "$B is mounted read-write"
+        fuse_umount "$T/m2"
+        ntfs-3g -o ro n.img "$T/m2" && MNTS+=("$T/m2") || fail "ntfs-3g -o ro"
+        mapped "ntfs-3g read-only on the image file" n.img
+        fuse_umount "$T/m2"
+    else
+        FUSE_MISSING="ntfs-3g mounts (FUSE) of the image and of a loop device"
+    fi
+else
+    FUSE_MISSING="ntfs-3g mounts (no mkntfs, ntfs-3g or /dev/fuse)"
+fi
+
+section "nothing left behind"
+for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+LOOPS=()
+check "no loop device of ours left" sh -c "! losetup -j d.img | grep -q . && ! losetup -j n.img 2>/dev/null | grep -q ."
+check "no mount of ours left" sh -c "! grep -q ' $T/' /proc/self/mountinfo"
+if [ -n "$FUSE_MISSING" ]; then
+    echo "mounts.sh: $CHECKS checks, $FAILS failed; SKIP: not checked: $FUSE_MISSING"
+    [ "$FAILS" -eq 0 ] && exit 77
+fi
+finish
