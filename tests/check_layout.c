@@ -1,9 +1,17 @@
 /* Unit tests for the layout readers' extent list (lay_fs.h): its memory
- * bound, and that coarsening it only ever adds used bytes. */
+ * bound, that coarsening it only ever adds used bytes, the second reading's
+ * dispute count; and the readings of partition tables built here byte by
+ * byte from the MBR and UEFI specifications (not from the code under
+ * test): the kernel's MBR rules, GPT headers, two layouts on one disk. */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "lay.h"
 #include "lay_fs.h"
@@ -92,6 +100,246 @@ START_TEST(test_ref_before_seal)
 }
 END_TEST
 
+/* ---- partition tables, built by hand ---- */
+
+#define DISK (8u << 20) /* 16384 sectors */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* MBR entry slot (0-3) of the sector at sec. */
+static void mbr_entry(uint8_t *sec, int slot, uint8_t boot, uint8_t type, uint32_t start,
+                      uint32_t size)
+{
+    uint8_t *e = sec + 446 + 16 * slot;
+    e[0] = boot;
+    e[4] = type;
+    put32(e + 8, start);
+    put32(e + 12, size);
+    sec[510] = 0x55;
+    sec[511] = 0xAA;
+}
+
+/* A GPT header at LBA lba (512-byte sectors) with one entry [first, last]
+ * of a Linux filesystem type, its array at entries_lba. */
+static void gpt_write(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_lba,
+                      uint64_t first, uint64_t last)
+{
+    uint8_t *a = d + entries_lba * 512;
+    memset(a, 0, 128 * 128);
+    static const uint8_t linux_fs[16] = {0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
+                                         0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4};
+    memcpy(a, linux_fs, 16);
+    a[16] = 1; /* a partition GUID, not zero */
+    put64(a + 32, first);
+    put64(a + 40, last);
+    uint8_t *h = d + lba * 512;
+    memset(h, 0, 512);
+    memcpy(h, "EFI PART", 8);
+    put32(h + 8, 0x00010000);
+    put32(h + 12, 92);
+    put64(h + 24, lba);
+    put64(h + 32, alt);
+    put64(h + 40, 34);
+    put64(h + 48, DISK / 512 - 34);
+    put64(h + 72, entries_lba);
+    put32(h + 80, 128);
+    put32(h + 84, 128);
+    put32(h + 88, (uint32_t)crc32(0, a, 128 * 128));
+    put32(h + 16, (uint32_t)crc32(0, h, 92));
+}
+
+/* Map the DISK bytes of d (a memfd) with --free=zero's readings. */
+static void map_disk(const uint8_t *d, struct lay_map *m)
+{
+    int fd = memfd_create("layout", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, d, DISK), (ssize_t)DISK);
+    struct lay_opts o = {.force_mounted = true};
+    struct sp_err err = {0};
+    ck_assert_int_eq(lay_build(fd, 0, DISK, &o, m, &err), 0);
+    close(fd);
+}
+
+static bool has_table(const struct lay_map *m, uint64_t off, uint64_t len)
+{
+    for (size_t i = 0; i < m->ntables; i++)
+        if (m->tables[i].off <= off && off + len <= m->tables[i].off + m->tables[i].len)
+            return true;
+    return false;
+}
+
+/* Primaries and a chain of two logicals: one layout (the kernel's and
+ * libblkid's agree), numbered as the kernel numbers them, every EBR a
+ * table structure. */
+START_TEST(test_mbr_logicals)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0x80, 0x83, 2048, 2048);
+    mbr_entry(d, 1, 0x00, 0x05, 4096, 8192);
+    mbr_entry(d + 4096 * 512, 0, 0, 0x83, 64, 1024);   /* logical 5: 4160 */
+    mbr_entry(d + 4096 * 512, 1, 0, 0x05, 2048, 4096); /* next EBR at 6144 */
+    mbr_entry(d + 6144 * 512, 0, 0, 0x83, 64, 1024);   /* logical 6: 6208 */
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 1);
+    ck_assert_str_eq(m.layouts[0].table, "dos");
+    ck_assert_uint_eq(m.nparts, 3);
+    ck_assert_uint_eq(m.parts[0].number, 1);
+    ck_assert_uint_eq(m.parts[1].number, 5);
+    ck_assert_uint_eq(m.parts[1].off, 4160 * 512);
+    ck_assert_uint_eq(m.parts[2].number, 6);
+    ck_assert_uint_eq(m.parts[2].off, 6208 * 512);
+    ck_assert(has_table(&m, 0, 512));
+    ck_assert(has_table(&m, 4096 * 512, 512));
+    ck_assert(has_table(&m, 6144 * 512, 512));
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* An EBR that links to itself: the chain ends, nothing loops. */
+START_TEST(test_mbr_loop)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0, 0x05, 4096, 8192);
+    mbr_entry(d + 4096 * 512, 0, 0, 0x83, 64, 1024);
+    mbr_entry(d + 4096 * 512, 1, 0, 0x05, 0, 8192); /* back to itself */
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_ge(m.nparts, 1);
+    ck_assert_uint_eq(m.parts[0].number, 5);
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* A partition past the disk's end: read whole, never a region outside. */
+START_TEST(test_mbr_outside)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0, 0x83, 2048, 1u << 30);
+    mbr_entry(d, 1, 0, 0x83, 1u << 31, 100);
+    struct lay_map m;
+    map_disk(d, &m);
+    for (size_t i = 0; i < m.nparts; i++) {
+        ck_assert(!m.parts[i].mapped);
+        ck_assert_uint_le(m.parts[i].off + m.parts[i].len, DISK);
+    }
+    ck_assert_uint_eq(m.nfree, 0);
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* Boot indicators other than 00 and 80: not a table for the kernel (nor
+ * for libblkid): the whole input. */
+START_TEST(test_mbr_boot_indicator)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0x12, 0x83, 2048, 2048);
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 1);
+    ck_assert_str_eq(m.layouts[0].table, "");
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* A FAT boot sector in sector 0 with a table beside it (the issue's disk):
+ * libblkid reads a FAT, the kernel a table: two layouts. */
+START_TEST(test_fat_under_mbr)
+{
+    uint8_t *d = calloc(1, DISK);
+    static const uint8_t jmp[3] = {0xEB, 0x58, 0x90};
+    memcpy(d, jmp, 3);
+    memcpy(d + 3, "mkfs.fat", 8);
+    d[11] = 0x00, d[12] = 0x02; /* 512 bytes per sector */
+    d[13] = 1;                  /* sectors per cluster */
+    d[14] = 32;                 /* reserved sectors */
+    d[16] = 2;                  /* FATs */
+    d[21] = 0xF8;               /* media */
+    put32(d + 32, DISK / 512);  /* total sectors */
+    put32(d + 36, 128);         /* sectors per FAT */
+    put32(d + 44, 2);           /* root cluster */
+    d[66] = 0x29;
+    memcpy(d + 82, "FAT32   ", 8);
+    mbr_entry(d, 0, 0x00, 0x83, 2048, 8192);
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 2);
+    ck_assert(strstr(m.layouts[0].name, "an MBR (the kernel's reading)") != NULL);
+    ck_assert_str_eq(m.layouts[1].table, "");
+    ck_assert(strstr(m.layouts[1].name, "vfat") != NULL);
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* A GPT whose primary and backup are both valid and agree: one layout
+ * with every structure kept; made to disagree: two. */
+START_TEST(test_gpt_backup)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0, 0xEE, 1, DISK / 512 - 1);
+    uint64_t last = DISK / 512 - 1;
+    gpt_write(d, 1, last, 2, 2048, 6143);
+    gpt_write(d, last, 1, last - 32, 2048, 6143);
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 1);
+    ck_assert_str_eq(m.layouts[0].table, "gpt");
+    ck_assert_uint_eq(m.layouts[0].nparts, 1);
+    ck_assert_uint_eq(m.parts[0].off, 2048 * 512);
+    ck_assert_uint_eq(m.parts[0].len, 4096 * 512);
+    ck_assert(has_table(&m, 512, 512));
+    ck_assert(has_table(&m, 2 * 512, 32 * 512));
+    ck_assert(has_table(&m, last * 512, 512));
+    ck_assert(has_table(&m, (last - 32) * 512, 32 * 512));
+    lay_free(&m);
+    gpt_write(d, last, 1, last - 32, 2048, 4095);
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 2);
+    ck_assert(strstr(m.layouts[0].name, "primary header") != NULL);
+    ck_assert(strstr(m.layouts[1].name, "backup header") != NULL);
+    lay_free(&m);
+    /* a header whose CRC fails is no reading */
+    d[last * 512 + 40] ^= 1;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 1);
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
+/* An old GPT's backup header at the end of an MBR disk: two readings,
+ * the old header and its entries always data. */
+START_TEST(test_stale_gpt_backup)
+{
+    uint8_t *d = calloc(1, DISK);
+    uint64_t last = DISK / 512 - 1;
+    gpt_write(d, last, 1, last - 32, 40, 1000);
+    mbr_entry(d, 0, 0, 0x83, 2048, 8192);
+    struct lay_map m;
+    map_disk(d, &m);
+    ck_assert_uint_eq(m.nlayouts, 2);
+    ck_assert(strstr(m.layouts[1].name, "backup header") != NULL);
+    ck_assert(has_table(&m, last * 512, 512));
+    lay_free(&m);
+    free(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("layout");
@@ -101,6 +349,15 @@ int main(void)
     tcase_add_test(tc, test_small_lists_kept);
     tcase_add_test(tc, test_ref_disputes);
     tcase_add_test(tc, test_ref_before_seal);
+    TCase *tt = tcase_create("tables");
+    tcase_add_test(tt, test_mbr_logicals);
+    tcase_add_test(tt, test_mbr_loop);
+    tcase_add_test(tt, test_mbr_outside);
+    tcase_add_test(tt, test_mbr_boot_indicator);
+    tcase_add_test(tt, test_fat_under_mbr);
+    tcase_add_test(tt, test_gpt_backup);
+    tcase_add_test(tt, test_stale_gpt_backup);
+    suite_add_tcase(s, tt);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

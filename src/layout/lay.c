@@ -499,6 +499,22 @@ static void lay_ctx_free(struct lay_ctx *c)
     lay_readings_free(&c->rs);
 }
 
+/* A partition that leaves the input (a forged or truncated table; the
+ * kernel truncates it) is read whole: it keeps no length, so that every
+ * reader's version of it is the same region. */
+static void lay_clip(struct lay_ctx *c)
+{
+    for (size_t i = 0; i < c->rs.n; i++)
+        for (size_t k = 0; k < c->rs.r[i].nparts; k++) {
+            struct lay_part *p = &c->rs.r[i].parts[k];
+            if (p->off <= c->size && p->len <= c->size - p->off && (p->len > 0 || p->why[0]))
+                continue;
+            p->off = 0;
+            p->len = 0;
+            lay_whole(p, true, "the partition lies outside the disk");
+        }
+}
+
 /* Every reading of the input: libblkid's, the kernel's MBR rules, each
  * GPT header; then, once their regions are probed, the whole input. */
 static int lay_readings_all(struct lay_ctx *c)
@@ -514,6 +530,7 @@ static int lay_readings_all(struct lay_ctx *c)
     c->meta_read += d.read;
     if (rc)
         return -1;
+    lay_clip(c);
     lay_kernel_first(&c->rs);
     lay_fold(&c->rs);
     return 0;
