@@ -28,8 +28,7 @@
 
 #define LAY_MAX_DEVS 64
 
-/* The whole disk a device number belongs to (itself when not a partition). */
-static dev_t lay_disk_of(dev_t d)
+dev_t lay_disk_of(dev_t d)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(d), minor(d));
