@@ -291,6 +291,33 @@ sp LD_PRELOAD="$FAULT_SO" FAULT_FSYNC_EIO=file -- -t --bad-map fm.map b.gz
 rc_is "-t --bad-map, the map's fsync fails" 1
 absent "-t --bad-map, the map's fsync fails: no map" fm.map
 no_tmp "-t --bad-map, the map's fsync fails" .
+# Interrupted mid-run (stopped by the fault shim once 1 MiB is read, the
+# FIFO says when; the signal ends its wait): SIGINT removes both temporary
+# files, the output's and the map's, and spigz dies by it.
+SD=$T/stall
+rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
+head -c $((8 * 1024 * 1024)) /dev/urandom > big
+(ulimit -c 0 && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=1048576 FAULT_STALL_DIR=$SD \
+    exec env --default-signal=INT "$SPIGZ" --rescue -k --bad-map big.map big) 2> "$T/err" &
+pid=$!
+if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+    tmps=$(find . -maxdepth 1 -name '.big.*' | sort | tr '\n' ' ')
+    case $tmps in
+        *.big.gz.*.big.map.*) pass ;;
+        *) fail "--rescue --bad-map mid-run: expected the output's and the map's temporary files, found '$tmps'" ;;
+    esac
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$? CMD="spigz --rescue -k --bad-map big.map big (SIGINT)"
+    rc_is "--rescue --bad-map, SIGINT mid-run" 130
+    no_tmp "--rescue --bad-map, SIGINT mid-run" .
+    absent "--rescue --bad-map, SIGINT mid-run: no map" big.map
+    absent "--rescue --bad-map, SIGINT mid-run: no output" big.gz
+else
+    kill -9 "$pid" 2> /dev/null
+    wait "$pid"
+    fail "spigz --rescue --bad-map never reached its stall: $(errtext)"
+fi
 "$SPIGZ" --help | grep -A3 -- "--bad-map FILE" | grep -q "status 1" && pass ||
     fail "--help does not say --bad-map's failures are status 1"
 
