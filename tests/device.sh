@@ -18,11 +18,13 @@ need python3 cmp losetup mount umount mkfs.ext4 timeout fincore strace
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
 M=$((1024 * 1024))
-LOOPS=()
+# The loop devices attached, one a line: a file, since attach runs in a
+# command substitution's subshell, whose variables the cleanup never sees.
+LOOPS=$T/loops
 cleanup_loops() {
     local l
     umount "$T/mnt" 2>/dev/null
-    for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+    [ -f "$LOOPS" ] && while read -r l; do losetup -d "$l" 2>/dev/null; done < "$LOOPS"
     cleanup
 }
 trap cleanup_loops EXIT
@@ -30,7 +32,7 @@ trap cleanup_loops EXIT
 attach() {
     local l
     l=$(losetup --find --show "$1") || { fail "cannot attach a loop device on $1"; return 1; }
-    LOOPS+=("$l")
+    echo "$l" >> "$LOOPS"
     echo "$l"
 }
 # fill DEV: old data (random) all over it.

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli.h"
 #include "lay.h"
+#include "cli_path.h"
 #include "cli_progress.h"
 
 #include <errno.h>
@@ -76,18 +77,32 @@ void cli_warn(struct cli *c, const char *fmt, ...)
  * (".NAME.XXXXXX") and renamed to its name only once it is complete, its
  * metadata set and, when the input goes, synced: so a run that fails, is
  * killed or loses power never leaves a partial file under the name, and -f
- * keeps the old file until the new one is whole.  The temporary path is
- * published to the signal handler with the signals blocked, so the handler
- * never removes a file spigz did not create.  An existing device or FIFO
- * named with -o is written into as it is, and never removed. */
-static char cli_tmp_path[PATH_MAX];
-static volatile sig_atomic_t cli_tmp_live;
+ * keeps the old file until the new one is whole.  The directory is opened
+ * once: the temporary file is created, renamed and removed through that
+ * descriptor (cli_path.h).  The temporary names (the output's and
+ * --bad-map's) are published to the signal handler with the signals
+ * blocked, so the handler never removes a file spigz did not create.  An
+ * existing device or FIFO named with -o is written into as it is, and never
+ * removed. */
+#define CLI_TMP_SLOTS 2
 static struct {
-    char path[PATH_MAX]; /* the name the output gets */
-    bool special;        /* an existing device or FIFO, written in place */
-    bool device;         /* ... a block device */
-    bool replace;        /* -f: the name may exist already */
-} cli_out;
+    volatile sig_atomic_t live;
+    int dfd;
+    char name[NAME_MAX + 1];
+} cli_tmps[CLI_TMP_SLOTS];
+static struct {
+    bool live;               /* between cli_out_create and cli_out_done */
+    char path[PATH_MAX];     /* the name the output gets, as shown */
+    int dfd;                 /* its directory (-1: none open) */
+    char base[NAME_MAX + 1]; /* its name there */
+    char tmp[NAME_MAX + 1];  /* the temporary name there */
+    struct stat dir;         /* dfd's: names are compared by it */
+    bool exists;             /* something was at the name: st */
+    struct stat st;
+    bool special;            /* an existing device or FIFO, written in place */
+    bool device;             /* ... a block device */
+    bool replace;            /* -f: the name may exist already */
+} cli_out = {.dfd = -1};
 static mode_t cli_umask_bits = 022;
 
 static const int cli_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGXFSZ};
@@ -122,7 +137,10 @@ static void cli_on_signal(int sig)
 {
     static const char removed[] = ": interrupted, partial output removed\n";
     static const char plain[] = ": interrupted\n";
-    bool rm = cli_tmp_live && unlink(cli_tmp_path) == 0;
+    bool rm = false;
+    for (int i = 0; i < CLI_TMP_SLOTS; i++)
+        if (cli_tmps[i].live && unlinkat(cli_tmps[i].dfd, cli_tmps[i].name, 0) == 0 && i == 0)
+            rm = true;
     cli_prog_interrupted(); /* end a progress line first */
     cli_say(cli_prog);
     if (cli_out.device && cli_dev_written != NULL) {
@@ -169,7 +187,7 @@ void cli_signals_install(void)
     }
 }
 
-static void cli_signals_block(sigset_t *old)
+void cli_signals_hold(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -178,20 +196,21 @@ static void cli_signals_block(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-/* dir/.base.XXXXXX, the base cut so the name fits NAME_MAX. */
-static int cli_tmp_name(const char *path, char *out, size_t n)
+void cli_signals_release(const sigset_t *old)
 {
-    const char *base = cli_base(path);
-    size_t dir = (size_t)(base - path), blen = strlen(base);
-    if (blen > NAME_MAX - 8)
-        blen = NAME_MAX - 8;
-    if (dir + 1 + blen + 8 >= n)
-        return -1;
-    memcpy(out, path, dir);
-    out[dir] = '.';
-    memcpy(out + dir + 1, base, blen);
-    memcpy(out + dir + 1 + blen, ".XXXXXX", 8);
-    return 0;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void cli_tmp_track(int slot, int dfd, const char *name)
+{
+    cli_tmps[slot].dfd = dfd;
+    memcpy(cli_tmps[slot].name, name, strlen(name) + 1);
+    cli_tmps[slot].live = 1;
+}
+
+void cli_tmp_untrack(int slot)
+{
+    cli_tmps[slot].live = 0;
 }
 
 /* A block device given with -o, before anything is written to it: refused
@@ -200,24 +219,71 @@ static int cli_tmp_name(const char *path, char *out, size_t n)
  * O_EXCL, which the kernel refuses (EBUSY) while anything holds the device:
  * a mount, swap, device-mapper, md, LVM.  The exclusive open also keeps a
  * mount from starting while the image is written. */
-static int cli_out_device(struct cli *c, const char *path)
+static bool cli_out_device_free(struct cli *c, const char *path, int fd)
 {
-    int fd = open(path, O_WRONLY | O_EXCL | O_CLOEXEC | O_NOCTTY);
     if (fd < 0 && errno == EBUSY) {
         cli_error(c, "%s: in use by the system (mounted, swap, or held by device-mapper, md "
                      "or LVM): not written", path);
+        return false;
+    }
+    char where[256];
+    if (fd >= 0 && lay_mounted(fd, false, where, sizeof where)) {
+        cli_error(c, "%s: mounted (on %s): not written", path, where);
+        return false;
+    }
+    return true;
+}
+
+/* Open for writing the object the O_PATH descriptor opath holds, through
+ * /proc/self/fd (the object itself, whatever its name leads to now); where
+ * /proc is missing, by the name, the result then checked to be that object. */
+static int cli_reopen(int opath, const char *path, int flags, const struct stat *was)
+{
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", opath);
+    int fd = open(self, flags);
+    if (fd < 0 && errno == ENOENT)
+        fd = open(path, flags);
+    struct stat now;
+    if (fd >= 0 && (fstat(fd, &now) != 0 || now.st_dev != was->st_dev ||
+                    now.st_ino != was->st_ino || now.st_rdev != was->st_rdev ||
+                    (now.st_mode & S_IFMT) != (was->st_mode & S_IFMT))) {
+        close(fd);
+        errno = ESTALE;
+        return -2;
+    }
+    return fd;
+}
+
+/* An existing device or FIFO given with -o: written into, never replaced;
+ * opened as the object that was checked against the input. */
+static int cli_out_special(struct cli *c, const struct cli_job *j, const char *path,
+                           const struct cli_dest *d)
+{
+    bool blk = S_ISBLK(d->st.st_mode);
+    if (cli_same_object(&j->st, &d->st)) {
+        cli_same_error(c, path, &d->st);
+        return -1;
+    }
+    int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (blk ? O_EXCL : 0);
+    int fd = cli_reopen(d->opath, path, flags, &d->st);
+    if (fd == -2) {
+        cli_error(c, "%s: replaced while it was being opened: not written", path);
+        return -1;
+    }
+    if (blk && !cli_out_device_free(c, path, fd)) {
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     if (fd < 0) {
         cli_error(c, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char where[256];
-    if (lay_mounted(fd, false, where, sizeof where)) {
-        cli_error(c, "%s: mounted (on %s): not written", path, where);
-        close(fd);
-        return -1;
-    }
+    cli_out.live = cli_out.special = cli_out.exists = true;
+    cli_out.st = d->st;
+    cli_out.device = blk;
+    memcpy(cli_out.path, path, strlen(path) + 1); /* for the signal handler */
     return fd;
 }
 
@@ -241,120 +307,128 @@ bool cli_stdout_device_busy(struct cli *c)
     return busy;
 }
 
-/* An existing device or FIFO given with -o: written into, never replaced. */
-static int cli_out_special(struct cli *c, const char *path, bool blk)
+/* Forget the output (its directory closed); a temporary file still there
+ * (an output never finished) is removed first. */
+static void cli_out_close(void)
 {
-    int fd = blk ? cli_out_device(c, path) : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0 && !blk)
-        cli_error(c, "%s: %s", path, strerror(errno));
-    cli_out.special = true;
-    cli_out.device = blk;
-    if (blk && fd >= 0)
-        memcpy(cli_out.path, path, strlen(path) + 1); /* for the signal handler */
+    if (cli_out.live && !cli_out.special) {
+        sigset_t old;
+        cli_signals_hold(&old);
+        (void)unlinkat(cli_out.dfd, cli_out.tmp, 0);
+        cli_tmp_untrack(0);
+        cli_signals_release(&old);
+    }
+    if (cli_out.dfd >= 0)
+        close(cli_out.dfd);
+    memset(&cli_out, 0, sizeof cli_out);
+    cli_out.dfd = -1;
+}
+
+/* Where the output goes: -o's name resolved (cli_dest_named), or a name
+ * beside the input, in its directory. */
+static int cli_out_dest(const struct cli_job *j, const char *path, bool named,
+                        struct cli_dest *d)
+{
+    if (!named && j->in_path != NULL && j->dir_fd >= 0)
+        return cli_dest_at(j->dir_fd, cli_base(path), path, d);
+    return cli_dest_named(path, d);
+}
+
+/* What is at the output's name, gzip's way: without -f anything there is
+ * kept ("already exists", a directory and a dangling link too); with -f
+ * anything but a directory is replaced (a FIFO, a device node or a link
+ * given as a name made from the input's: the name, not what it leads to).
+ * True when the output may be made. */
+static bool cli_out_allowed(struct cli *c, const struct cli_dest *d, bool named, const char *path)
+{
+    if (d->exists && S_ISDIR(d->st.st_mode) && (named || c->force)) {
+        cli_error(c, "%s: is a directory", path);
+        return false;
+    }
+    if (named && d->exists && !S_ISREG(d->st.st_mode)) { /* a socket */
+        cli_error(c, "%s: not a regular file, device or FIFO: not written", path);
+        return false;
+    }
+    if ((d->exists || d->dangling) && !c->force) {
+        /* gzip says so even with -q */
+        cli_status(c, EXIT_WARN);
+        cli_msg("%s already exists; not overwritten", path);
+        return false;
+    }
+    return true;
+}
+
+/* The temporary file in d's directory, published to the signal handler. */
+static int cli_out_tmp(struct cli *c, struct cli_dest *d)
+{
+    cli_out.dfd = d->dfd;
+    d->dfd = -1;
+    memcpy(cli_out.base, d->base, sizeof cli_out.base);
+    memcpy(cli_out.path, d->shown, sizeof cli_out.path);
+    cli_out.dir = d->dir;
+    cli_out.exists = d->exists || d->dangling;
+    cli_out.st = d->st;
+    cli_out.replace = cli_out.exists;
+    sigset_t old;
+    cli_signals_hold(&old);
+    int fd = cli_tmp_create(cli_out.dfd, cli_out.base, cli_out.tmp, sizeof cli_out.tmp);
+    if (fd >= 0) {
+        cli_tmp_track(0, cli_out.dfd, cli_out.tmp);
+        cli_out.live = true;
+    }
+    cli_signals_release(&old);
+    if (fd < 0) {
+        cli_error(c, "%s: %s", cli_out.path, strerror(errno));
+        cli_out_close();
+    }
     return fd;
 }
 
-int cli_out_create(struct cli *c, const char *path, bool named)
+int cli_out_create(struct cli *c, const struct cli_job *j, const char *path, bool named)
 {
-    struct stat st;
-    char real[PATH_MAX];
-    memset(&cli_out, 0, sizeof cli_out);
+    cli_out_close();
     if (strlen(path) >= sizeof cli_out.path) {
         cli_error(c, "%s: file name too long", path);
         return -1;
     }
-    /* -o: what the name leads to (a device or FIFO is written into, a link
-     * followed, as a shell's redirection does).  A name made from the
-     * input's: the name itself, as gzip: without -f anything there is kept
-     * ("already exists", a directory too); with -f anything but a
-     * directory is replaced, a FIFO, a device node or a link by a file. */
-    bool exists = (named ? stat(path, &st) : lstat(path, &st)) == 0;
-    if (!exists && errno == ENAMETOOLONG) { /* said before any work, not at the rename */
+    struct cli_dest d;
+    if (cli_out_dest(j, path, named, &d) != 0) { /* said before any work */
         cli_error(c, "%s: %s", path, strerror(errno));
         return -1;
     }
-    if (exists && named && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
-        return cli_out_special(c, path, S_ISBLK(st.st_mode));
-    if (exists && S_ISDIR(st.st_mode) && (named || c->force)) {
-        cli_error(c, "%s: is a directory", path);
-        return -1;
-    }
-    if (exists && !c->force) {
-        /* gzip says so even with -q */
-        cli_status(c, EXIT_WARN);
-        cli_msg("%s already exists; not overwritten", path);
-        return -1;
-    }
-    /* -o writes through a symbolic link, as a shell redirection does; an
-     * output named after the input replaces the name itself, as gzip -f. */
-    if (exists && named && realpath(path, real) != NULL && strlen(real) < sizeof cli_out.path)
-        path = real;
-    memcpy(cli_out.path, path, strlen(path) + 1);
-    cli_out.replace = exists;
-    char tmp[PATH_MAX];
-    if (cli_tmp_name(path, tmp, sizeof tmp) != 0) {
-        cli_error(c, "%s: file name too long", path);
-        return -1;
-    }
-    sigset_t old;
-    cli_signals_block(&old);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd >= 0) {
-        memcpy(cli_tmp_path, tmp, strlen(tmp) + 1);
-        cli_tmp_live = 1;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0)
-        cli_error(c, "%s: %s", path, strerror(errno));
+    int fd = -1;
+    mode_t m = d.st.st_mode;
+    if (named && d.exists && (S_ISCHR(m) || S_ISBLK(m) || S_ISFIFO(m)))
+        fd = cli_out_special(c, j, path, &d);
+    else if (named && d.exists && cli_same_object(&j->st, &d.st))
+        cli_same_error(c, path, &d.st);
+    else if (cli_out_allowed(c, &d, named, path))
+        fd = cli_out_tmp(c, &d);
+    cli_dest_close(&d);
     return fd;
 }
 
-/* Give the temporary file its name: over an old one only with -f. */
-static int cli_out_rename(void)
+bool cli_out_is(const struct stat *dir, const char *base, const struct stat *st)
 {
-    if (cli_out.replace)
-        return rename(cli_tmp_path, cli_out.path);
-    if (renameat2(AT_FDCWD, cli_tmp_path, AT_FDCWD, cli_out.path, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EINVAL && errno != ENOSYS)
-        return -1;
-    /* A file system without RENAME_NOREPLACE: link() refuses an existing
-     * name as well. */
-    if (link(cli_tmp_path, cli_out.path) != 0)
-        return -1;
-    (void)unlink(cli_tmp_path);
-    return 0;
-}
-
-/* Sync the directory holding the output, so the rename is on disk before
- * the input is removed.  -1 (errno set) when the sync failed: the input
- * must stay.  A directory that cannot be opened for it (no read
- * permission) or does not sync (EINVAL) is left as gzip leaves every one:
- * unsynced, 0. */
-static int cli_sync_dir(const char *path)
-{
-    size_t n = (size_t)(cli_base(path) - path);
-    char *dir = n == 0 ? strdup(".") : strndup(path, n);
-    if (dir == NULL)
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0)
-        return 0;
-    int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
+    if (!cli_out.live)
+        return false;
+    if (st != NULL && cli_out.exists && cli_same_object(st, &cli_out.st))
+        return true;
+    return !cli_out.special && dir != NULL && dir->st_dev == cli_out.dir.st_dev &&
+           dir->st_ino == cli_out.dir.st_ino && strcmp(base, cli_out.base) == 0;
 }
 
 bool cli_out_done(struct cli *c, bool ok)
 {
-    if (cli_out.special)
+    if (!cli_out.live)
+        return false;
+    if (cli_out.special) {
+        cli_out.live = false;
         return ok;
+    }
     sigset_t old;
-    cli_signals_block(&old);
-    if (ok && cli_out_rename() != 0) {
+    cli_signals_hold(&old);
+    if (ok && cli_rename_at(cli_out.dfd, cli_out.tmp, cli_out.base, cli_out.replace) != 0) {
         if (errno == EEXIST)
             cli_warn(c, "%s already exists; not overwritten", cli_out.path);
         else
@@ -362,9 +436,10 @@ bool cli_out_done(struct cli *c, bool ok)
         ok = false;
     }
     if (!ok)
-        (void)unlink(cli_tmp_path);
-    cli_tmp_live = 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+        (void)unlinkat(cli_out.dfd, cli_out.tmp, 0);
+    cli_tmp_untrack(0);
+    cli_out.live = false;
+    cli_signals_release(&old);
     return ok;
 }
 
@@ -383,6 +458,18 @@ static void cli_copy_meta(int fd, const struct cli_job *j, const struct timespec
     (void)fchmod(fd, st->st_mode & 0777); /* never set-ID or sticky, as gzip */
 }
 
+/* Remove the input, relative to its directory, if its name is still the
+ * file that was read (a file saved over it meanwhile stays). */
+static void cli_input_remove(struct cli *c, const struct cli_job *j)
+{
+    int r = cli_unlink_same(j->dir_fd, j->in_base, j->name_dev, j->name_ino);
+    if (r < 0)
+        cli_warn(c, "%s: cannot remove: %s", j->in_path, strerror(errno));
+    else if (r > 0)
+        cli_warn(c, "%s: not removed: the name no longer leads to the file that was read",
+                 j->in_path);
+}
+
 bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
                     const struct timespec *mtime)
 {
@@ -398,12 +485,13 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
     }
     ok = cli_out_done(c, ok);
     if (ok && remove_input) {
-        if (cli_sync_dir(cli_out.path) != 0)
+        if (cli_dir_sync(cli_out.dfd) != 0)
             cli_warn(c, "%s: cannot sync its directory (%s): %s kept", cli_out.path,
                      strerror(errno), j->in_path);
-        else if (unlink(j->in_path) != 0)
-            cli_warn(c, "%s: cannot remove: %s", j->in_path, strerror(errno));
+        else
+            cli_input_remove(c, j);
     }
+    cli_out_close();
     return ok;
 }
 
@@ -422,21 +510,22 @@ bool cli_progress_wanted(const struct cli *c)
     return c->progress == PROGRESS_ON || isatty(STDERR_FILENO);
 }
 
-int cli_open_input(struct cli *c, const char *path, struct cli_job *j)
+/* The input's directory: the walk's (c->at_dir), or the one its path names,
+ * opened once; j->dir_fd and j->in_base.  0 or -1 (errno set). */
+static int cli_input_dir(const struct cli *c, const char *path, struct cli_job *j)
 {
-    /* Like gzip: links are followed when the input stays (-c, -o) or with -f;
-     * devices are often links (/dev/mapper/..., /dev/disk/by-id/...). */
-    bool stays = cli_input_stays(c);
-    int flags = O_RDONLY | O_CLOEXEC | (c->force || stays ? 0 : O_NOFOLLOW);
-    int fd = open(path, flags | O_NONBLOCK);
-    if (fd < 0 || fstat(fd, &j->st) != 0) {
-        cli_error(c, "%s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    /* O_NONBLOCK only kept open() from waiting on a FIFO writer. */
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    j->dir_fd = AT_FDCWD;
+    j->in_base = path;
+    if (c->walking == 0)
+        return cli_dir_of(path, &j->dir_fd, &j->in_base);
+    j->in_base = cli_base(path);
+    j->dir_fd = fcntl(c->at_dir, F_DUPFD_CLOEXEC, 0);
+    return j->dir_fd < 0 ? -1 : 0;
+}
+
+/* gzip's refusals for an input open on fd (j->st): true when it is taken. */
+static bool cli_input_ok(struct cli *c, const char *path, const struct cli_job *j, bool stays)
+{
     mode_t m = j->st.st_mode;
     bool device = S_ISBLK(m) || S_ISCHR(m);
     if (S_ISDIR(m)) {
@@ -456,12 +545,57 @@ int cli_open_input(struct cli *c, const char *path, struct cli_job *j)
     } else if (S_ISREG(m) && !stays && !c->force && (m & S_ISVTX)) {
         cli_warn(c, "%s has the sticky bit set - file ignored", path);
     } else {
-        j->in_fd = fd;
-        j->in_path = path;
-        return 0;
+        return true;
     }
-    close(fd);
+    return false;
+}
+
+int cli_open_input(struct cli *c, const char *path, struct cli_job *j)
+{
+    /* Like gzip: links are followed when the input stays (-c, -o) or with -f;
+     * devices are often links (/dev/mapper/..., /dev/disk/by-id/...). */
+    bool stays = cli_input_stays(c);
+    int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (c->force || stays ? 0 : O_NOFOLLOW);
+    if (cli_input_dir(c, path, j) != 0) {
+        cli_error(c, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* The name's own identity first: a link followed (-f) is removed as
+     * itself; anything else must be the file opened. */
+    struct stat name;
+    bool named = fstatat(j->dir_fd, j->in_base, &name, AT_SYMLINK_NOFOLLOW) == 0;
+    int fd = openat(j->dir_fd, j->in_base, flags);
+    if (fd < 0 || fstat(fd, &j->st) != 0) {
+        cli_error(c, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        j->in_path = path;
+        j->in_fd = -1;
+        cli_close_input(j);
+        return -1;
+    }
+    bool link = named && S_ISLNK(name.st_mode);
+    j->name_dev = link ? name.st_dev : j->st.st_dev;
+    j->name_ino = link ? name.st_ino : j->st.st_ino;
+    /* O_NONBLOCK only kept open() from waiting on a FIFO writer. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    j->in_fd = fd;
+    j->in_path = path;
+    if (cli_input_ok(c, path, j, stays))
+        return 0;
+    cli_close_input(j);
     return -1;
+}
+
+void cli_close_input(struct cli_job *j)
+{
+    if (j->in_path == NULL)
+        return;
+    if (j->in_fd >= 0)
+        close(j->in_fd);
+    if (j->dir_fd >= 0)
+        close(j->dir_fd);
+    j->in_fd = j->dir_fd = -1;
 }
 
 /* gzip compares suffixes without regard to case (so .GZ and .Z count). */
@@ -471,27 +605,28 @@ bool cli_has_suffix(const char *name, const char *suf)
     return n > s && strcasecmp(name + n - s, suf) == 0;
 }
 
-/* The input is a regular file (named, or stdin redirected from one) and st
- * is that file. */
-static bool cli_is_input(const struct cli_job *j, const struct stat *st)
-{
-    return S_ISREG(j->st.st_mode) && S_ISREG(st->st_mode) && st->st_dev == j->st.st_dev &&
-           st->st_ino == j->st.st_ino;
-}
-
-bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path)
+bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path, bool named)
 {
     struct stat ost;
-    if (stat(out_path, &ost) != 0 || !cli_is_input(j, &ost))
+    int r = named || j->in_path == NULL || j->dir_fd < 0
+                ? stat(out_path, &ost)
+                : fstatat(j->dir_fd, cli_base(out_path), &ost, 0);
+    if (r != 0 || !cli_same_object(&j->st, &ost))
         return false;
-    cli_error(c, "%s: input and output are the same file", out_path);
+    cli_same_error(c, out_path, &ost);
     return true;
+}
+
+void cli_same_error(struct cli *c, const char *name, const struct stat *st)
+{
+    cli_error(c, "%s: input and output are the same %s", name,
+              S_ISBLK(st->st_mode) ? "device" : "file");
 }
 
 bool cli_same_file(const struct cli_job *j, int fd)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && cli_is_input(j, &st);
+    return fstat(fd, &st) == 0 && cli_same_object(&j->st, &st);
 }
 
 const char *cli_base(const char *path)

@@ -9,6 +9,9 @@
  * Contract: main thread only.  A named output is created by cli_out_create()
  * under a temporary name and ended by cli_out_finish(), which renames it:
  * between the two a SIGINT, SIGTERM, SIGHUP, SIGXCPU or SIGXFSZ removes it.
+ * Inputs, outputs and --bad-map's file are reached through descriptors of
+ * their directories, opened once (cli_path.h): the input is removed, the
+ * output renamed, relative to them, never by re-resolving a path.
  */
 #ifndef SPIGZ_CLI_H
 #define SPIGZ_CLI_H
@@ -16,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -37,6 +41,9 @@ struct cli {
     bool to_stdout, keep, force, quiet, store_name, name_set, index;
     bool recursive;              /* -r */
     unsigned walking;            /* inside a directory given with -r */
+    int at_dir;                  /* walking: the directory holding the file
+                                    operand being processed (its last
+                                    component is the name there) */
     bool rsyncable;              /* --rsyncable */
     bool free_zero;              /* --free=zero */
     bool force_mounted;          /* --force-mounted */
@@ -80,6 +87,12 @@ struct cli_job {
     const char *in_path;   /* NULL for stdin */
     int in_fd, out_fd;
     struct stat st;        /* of the input */
+    int dir_fd;            /* in_path's directory (cli_open_input), or
+                              AT_FDCWD */
+    const char *in_base;   /* in_path's name in dir_fd */
+    dev_t name_dev;        /* what that name was when it was opened (the */
+    ino_t name_ino;        /* link itself for a link followed): removed
+                              only while it still is */
     double seconds;        /* the run's time, for the report (cli_report.h) */
     bool displayed;        /* a progress display ran for it */
 };
@@ -99,10 +112,28 @@ void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf,
 
 void cli_signals_install(void);
 
-/* Open the output for the path: an existing device or FIFO named with -o
- * (named) as it is; else a temporary file beside it, an existing file being
- * refused without -f.  Returns the descriptor, or -1 (message printed). */
-int cli_out_create(struct cli *c, const char *path, bool named);
+/* Open the output for the path: named (-o), links followed as a shell's
+ * redirection does: an existing device or FIFO is written into as it is
+ * (opened through the descriptor that was checked, then checked again);
+ * else a temporary file in the directory the name resolves to.  Not named
+ * (a name made from the input's, beside it in j->dir_fd): a temporary file
+ * there.  An existing name (a dangling link too) is refused without -f, a
+ * directory always; so is the input itself (cli_same_object).  Returns the
+ * descriptor, or -1 (message printed, status set). */
+int cli_out_create(struct cli *c, const struct cli_job *j, const char *path, bool named);
+
+/* Whether the name base in the directory dir, or the existing object st
+ * (NULL: none), is the output being written (by cli_out_create, until
+ * cli_out_done). */
+bool cli_out_is(const struct stat *dir, const char *base, const struct stat *st);
+
+/* A temporary file the signal handler removes: slot 0 the output's, 1
+ * --bad-map's.  name is copied; dfd stays the caller's until untracked.
+ * Call with the signals blocked (cli_signals_hold). */
+void cli_tmp_track(int slot, int dfd, const char *name);
+void cli_tmp_untrack(int slot);
+void cli_signals_hold(sigset_t *old);
+void cli_signals_release(const sigset_t *old);
 
 /* Restoring onto a device: the counter of image bytes written, which a
  * signal's message reports (the device keeps a partial image); NULL when
@@ -122,23 +153,34 @@ bool cli_out_done(struct cli *c, bool ok);
 bool cli_input_stays(const struct cli *c);
 
 /* Open a named input with gzip's refusals (directories, links, devices,
- * FIFOs, hard links).  Returns 0 or -1 (message printed, status set). */
+ * FIFOs, hard links), through its directory (c->at_dir when walking, else
+ * opened here: j->dir_fd).  Returns 0 or -1 (message printed, status set). */
 int cli_open_input(struct cli *c, const char *path, struct cli_job *j);
+
+/* Close what cli_open_input opened. */
+void cli_close_input(struct cli_job *j);
 
 /* Finish a named output: metadata, fsync when the input goes, close, keep or
  * remove it, then remove the input (only once the output has its name, on
- * disk).  Returns true when the output is kept. */
+ * disk, and only while the input's name is still the file read: a warning
+ * else).  Returns true when the output is kept. */
 bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input,
                     const struct timespec *mtime);
 
 bool cli_has_suffix(const char *name, const char *suf);
 
-/* True when fd is the input's regular file (named, or stdin from it). */
+/* True when writing fd would overwrite the input (cli_same_object: its
+ * regular file, named or stdin from it, or its block device). */
 bool cli_same_file(const struct cli_job *j, int fd);
 
+/* "NAME: input and output are the same file" (or device, for a block
+ * device st): an error. */
+void cli_same_error(struct cli *c, const char *name, const struct stat *st);
+
 /* True (error printed, status set) when out_path names the input itself
- * (a named input, or stdin redirected from that file). */
-bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path);
+ * (a named input, or stdin redirected from that file; its block device):
+ * named, links followed; else in the input's directory. */
+bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path, bool named);
 const char *cli_base(const char *path);
 
 /* The two entry points per input. */
@@ -159,12 +201,25 @@ void cmd_compare(struct cli *c, const char *path);
 struct lay_map;
 int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m);
 
-/* --bad-map: write [0, total) with the ranges bad[0..n) as ddrescue's
- * mapfile at path (cli_badmap.c); `what` goes in its header comment.
- * False (message printed, status set) when it cannot be written. */
+/* --bad-map FILE (cli_badmap.c), before any work: refused when FILE is the
+ * input j, the compare target (tst, or NULL), the output (cli_out_is, or
+ * stdout when c->to_stdout), not a regular file, or exists without -f;
+ * else created under a temporary name beside it.  Nothing without
+ * --bad-map.  0, or -1 (message printed, status 1: never the 2 of sectors
+ * --rescue could not read). */
+int cli_badmap_begin(struct cli *c, const struct cli_job *j, const struct stat *tst);
+
+/* Write [0, total) with the ranges bad[0..n) as ddrescue's mapfile into
+ * the file cli_badmap_begin() created, then give it its name; `what` goes
+ * in its header comment.  False (message printed, status 1) when it cannot
+ * be written: nothing is left under either name. */
 struct sp_range;
-bool cli_badmap_write(struct cli *c, const char *path, uint64_t total,
-                      const struct sp_range *bad, size_t n, const char *what);
+bool cli_badmap_write(struct cli *c, uint64_t total, const struct sp_range *bad, size_t n,
+                      const char *what);
+
+/* Remove the map's temporary file if it was not written (a run that failed
+ * before it). */
+void cli_badmap_end(void);
 
 /* The union of two range lists, sorted, overlaps and touching ranges
  * joined: malloc'd (*n ranges), NULL when *n is 0 or out of memory. */

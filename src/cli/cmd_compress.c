@@ -64,7 +64,7 @@ static void cc_bad(struct cli *c, const struct cli_job *j, const struct cmp_stat
         char what[300];
         snprintf(what, sizeof what, "%s --rescue: the sectors of %.200s that could not be read",
                  cli_prog, j->in_name);
-        (void)cli_badmap_write(c, c->bad_map, st->in_bytes, st->bad, st->nbad, what);
+        (void)cli_badmap_write(c, st->in_bytes, st->bad, st->nbad, what);
     }
 }
 
@@ -117,12 +117,13 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
 static void cc_to_file(struct cli *c, struct cli_job *j, const char *out_path, bool remove)
 {
     j->out_name = out_path;
-    if (cli_out_is_input(c, j, out_path))
+    bool named = c->output != NULL;
+    if (cli_out_is_input(c, j, out_path, named))
         return;
-    if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
+    if ((j->out_fd = cli_out_create(c, j, out_path, named)) < 0)
         return;
     struct cmp_stats st = {0};
-    bool ok = cc_run(c, j, &st) == 0;
+    bool ok = cli_badmap_begin(c, j, NULL) == 0 && cc_run(c, j, &st) == 0;
     /* A file that changed while read, or could not all be read, holds
      * bytes the output lacks. */
     remove = remove && ok && !st.size_changed && st.nbad == 0;
@@ -136,11 +137,11 @@ static void cc_to_stdout(struct cli *c, struct cli_job *j)
     j->out_name = "stdout";
     j->out_fd = STDOUT_FILENO;
     if (cli_same_file(j, STDOUT_FILENO)) {
-        cli_error(c, "%s: input and output are the same file", j->in_name);
+        cli_same_error(c, j->in_name, &j->st);
         return;
     }
     struct cmp_stats st = {0};
-    if (cc_run(c, j, &st) == 0)
+    if (cli_badmap_begin(c, j, NULL) == 0 && cc_run(c, j, &st) == 0)
         cc_report(c, j, &st, "replaced with");
     free(st.bad);
 }
@@ -191,7 +192,7 @@ void cmd_compress(struct cli *c, const char *path)
         if (c->verbose || (!c->quiet && !c->walking))
             cli_msg("%s already has %s suffix -- unchanged", path,
                     path + strlen(path) - strlen(suf));
-        close(j.in_fd);
+        cli_close_input(&j);
         return;
     }
     if (c->to_stdout) {
@@ -209,5 +210,5 @@ void cmd_compress(struct cli *c, const char *path)
             free(out);
         }
     }
-    close(j.in_fd);
+    cli_close_input(&j);
 }

@@ -173,7 +173,7 @@ static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats
         if (all == NULL && n > 0)
             cli_error(c, "%s: out of memory", c->bad_map);
         else
-            (void)cli_badmap_write(c, c->bad_map, st->out_bytes, all, n, what);
+            (void)cli_badmap_write(c, st->out_bytes, all, n, what);
         free(all);
     }
     free(st->bad);
@@ -305,10 +305,12 @@ static void cd_to_fd(struct cli *c, struct cli_job *j, int fd)
     j->out_name = "stdout";
     j->out_fd = fd;
     if (fd >= 0 && cli_same_file(j, fd)) {
-        cli_error(c, "%s: input and output are the same file", j->in_name);
+        cli_same_error(c, j->in_name, &j->st);
         return;
     }
     if (fd == STDOUT_FILENO && cli_stdout_device_busy(c))
+        return;
+    if (cli_badmap_begin(c, j, NULL) != 0)
         return;
     if (osink_open(&o, fd, c->sparse, &err) != 0) {
         cli_error(c, "stdout: %s", err.msg);
@@ -322,7 +324,8 @@ static void cd_to_fd(struct cli *c, struct cli_job *j, int fd)
 static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, bool remove)
 {
     j->out_name = out_path;
-    if (cli_out_is_input(c, j, out_path))
+    bool named = c->output != NULL;
+    if (cli_out_is_input(c, j, out_path, named))
         return;
     /* gzip reads the header before it looks at the output: an input that is
      * not gzip or cut is that error, whether the output exists or not */
@@ -332,11 +335,15 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         cli_stop_on(c, &perr);
         return;
     }
-    if ((j->out_fd = cli_out_create(c, out_path, c->output != NULL)) < 0)
+    if ((j->out_fd = cli_out_create(c, j, out_path, named)) < 0)
         return;
     struct osink o;
     struct sp_err err = {0};
     struct dec_stats st = {0}; /* read below even when the output failed to open */
+    if (cli_badmap_begin(c, j, NULL) != 0) {
+        cli_out_finish(c, j, false, false, NULL);
+        return;
+    }
     bool ok = osink_open(&o, j->out_fd, c->sparse, &err) == 0;
     if (!ok)
         cli_error(c, "%s: %s", out_path, err.msg);
@@ -452,7 +459,7 @@ static void cd_list_bad(struct cli *c, const struct cli_job *j, struct dec_list 
     cli_bad_report(c, j->in_name, l->bad, l->nbad,
                    "could not be read when the backup was made (zeros in it)", false);
     if (c->bad_map != NULL && l->exact)
-        (void)cli_badmap_write(c, c->bad_map, l->uncompressed, l->bad, l->nbad,
+        (void)cli_badmap_write(c, l->uncompressed, l->bad, l->nbad,
                                "spigz -l: the sectors the backup could not read");
     free(l->bad);
     l->bad = NULL;
@@ -462,6 +469,8 @@ static void cd_list(struct cli *c, struct cli_job *j)
 {
     struct dec_list l;
     struct sp_err err = {0};
+    if (cli_badmap_begin(c, j, NULL) != 0)
+        return;
     int rc = dec_list(j->in_fd, c->threads, c->force, &l, &err);
     /* gzip's totals take the frame of the last file read, listed or not */
     c->list_frame = cd_list_frame(&l);
@@ -537,12 +546,14 @@ void cmd_list_totals(struct cli *c)
 
 /* gzip -d FILE: when FILE does not exist, FILE with the -S suffix, .gz,
  * .z, -z or .Z (the first that exists, as a link too).  NULL: use the name
- * as given (the message then names FILE with the -S suffix, as gzip's). */
+ * as given (the message then names FILE with the -S suffix, as gzip's).
+ * Not in a -r walk: its names come from the directory itself (one gone
+ * meanwhile is reported as gone, never swapped for another). */
 static char *cd_find_input(const struct cli *c, const char *path)
 {
     static const char *const tries[] = {NULL, ".gz", ".z", "-z", ".Z"};
     struct stat st;
-    if (lstat(path, &st) == 0 || errno != ENOENT)
+    if (c->walking > 0 || lstat(path, &st) == 0 || errno != ENOENT)
         return NULL;
     char *has = cd_out_name(c, path); /* a compressed suffix already: no search */
     bool suffixed = has != NULL;
@@ -613,7 +624,7 @@ void cmd_decompress(struct cli *c, const char *path)
     j.in_name = found != NULL ? found : path;
     if (cli_open_input(c, j.in_name, &j) == 0) {
         cd_dispatch(c, &j);
-        close(j.in_fd);
+        cli_close_input(&j);
     }
     free(found);
 }
@@ -652,7 +663,7 @@ static void cd_compare_report(struct cli *c, const struct cli_job *j, const char
         char what[300];
         snprintf(what, sizeof what, "%s --compare: where %.100s differs from %.100s", cli_prog,
                  tname, j->in_name);
-        (void)cli_badmap_write(c, c->bad_map, st->out_bytes, d->r, d->n, what);
+        (void)cli_badmap_write(c, st->out_bytes, d->r, d->n, what);
     }
 }
 
@@ -674,8 +685,11 @@ void cmd_compare(struct cli *c, const char *path)
     int tfd = open(tname, O_RDONLY | O_CLOEXEC);
     struct osink o;
     struct sp_err err = {0};
-    if (tfd < 0) {
+    struct stat tst;
+    if (tfd < 0 || fstat(tfd, &tst) != 0) {
         cli_error(c, "%s: %s", tname, strerror(errno));
+    } else if (cli_badmap_begin(c, &j, &tst) != 0) {
+        /* said */
     } else if (osink_open_compare(&o, tfd, &err) != 0) {
         cli_error(c, "%s: %s", tname, err.msg);
     } else {
@@ -686,6 +700,5 @@ void cmd_compare(struct cli *c, const char *path)
     }
     if (tfd >= 0)
         close(tfd);
-    if (j.in_fd != STDIN_FILENO)
-        close(j.in_fd);
+    cli_close_input(&j);
 }

@@ -352,5 +352,5 @@ void cmd_estimate(struct cli *c, const char *path)
     if (cli_open_input(c, path, &j) != 0)
         return;
     ce_run(c, path, path, j.in_fd, S_ISREG(j.st.st_mode));
-    close(j.in_fd);
+    cli_close_input(&j);
 }

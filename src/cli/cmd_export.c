@@ -7,7 +7,9 @@
  * gztool (FILE.gz -> FILE.gzi, as gztool names it), FILE.gzidx for
  * indexed_gzip (which has no default: FILE.gz -> FILE.gzidx), or to -o OUT,
  * or to stdout with -c.  An existing index is kept without -f, as any
- * output; a half-written one never stays (cli_out_create's temporary name).
+ * output; a half-written one never stays (cli_out_create's temporary name);
+ * an output that is the input itself (-o, or stdout appending to it) is
+ * refused.
  * The input must be a spigz file with a valid index that starts the file
  * (the tools count offsets from the file's first byte); anything else is an
  * error naming the file and the reason, status 1. */
@@ -78,13 +80,19 @@ static void ce_export(struct cli *c, struct cli_job *j)
     if (ce_load(c, j, &x, &size) != 0)
         return;
     char *name = NULL;
+    bool named = c->output != NULL;
     if (c->to_stdout) {
         j->out_name = "stdout";
         j->out_fd = STDOUT_FILENO;
-        (void)ce_write(c, j, &x, size);
-    } else if ((name = c->output != NULL ? strdup(c->output) : ce_index_name(c, j->in_name)) == NULL) {
+        if (cli_same_file(j, STDOUT_FILENO))
+            cli_same_error(c, j->in_name, &j->st);
+        else
+            (void)ce_write(c, j, &x, size);
+    } else if ((name = named ? strdup(c->output) : ce_index_name(c, j->in_name)) == NULL) {
         cli_error(c, "%s: out of memory", j->in_name);
-    } else if ((j->out_name = name, j->out_fd = cli_out_create(c, name, c->output != NULL)) >= 0) {
+    } else if (cli_out_is_input(c, j, name, named)) {
+        /* said */
+    } else if ((j->out_name = name, j->out_fd = cli_out_create(c, j, name, named)) >= 0) {
         bool ok = ce_write(c, j, &x, size);
         if (cli_out_finish(c, j, ok, false, NULL) && c->verbose)
             fprintf(stderr, "%s:\t%llu points -- %s index %s\n", j->in_name,
@@ -102,6 +110,10 @@ void cmd_export(struct cli *c, const char *path)
             cli_error(c, "stdin: --export-index from stdin needs -c or -o");
             return;
         }
+        if (fstat(STDIN_FILENO, &j.st) != 0) { /* for the same-file checks */
+            cli_error(c, "stdin: %s", strerror(errno));
+            return;
+        }
         ce_export(c, &j);
         return;
     }
@@ -109,5 +121,5 @@ void cmd_export(struct cli *c, const char *path)
     if (cli_open_input(c, path, &j) != 0)
         return;
     ce_export(c, &j);
-    close(j.in_fd);
+    cli_close_input(&j);
 }

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_path.h"
 #include "compress.h"
 #include "engine.h"
 #include "lay.h"
@@ -29,7 +30,7 @@ static void cli_help(void)
 "With no FILE, or when FILE is -, read standard input and write standard output.\n"
 "\n"
 "  -c, --stdout, --to-stdout  write to standard output, keep input files\n"
-"  -o, --output OUT     write to OUT (one input), keep the input\n"
+"  -o, --output OUT     write to OUT (one input; - is stdout), keep the input\n"
 "  -d, --decompress     decompress (any gzip file; spigz files in parallel)\n"
 "  -t, --test           check compressed files\n"
 "  -l, --list           list compressed and uncompressed sizes\n"
@@ -55,7 +56,9 @@ static void cli_help(void)
 "      --rescue         survive read errors: retry down to the sector, code\n"
 "                       what stays unreadable as zeros and list it (status 2)\n"
 "      --bad-map FILE   write the unreadable (--rescue) or damaged (--salvage)\n"
-"                       ranges as a GNU ddrescue mapfile\n"
+"                       ranges as a GNU ddrescue mapfile; never over an input,\n"
+"                       the output or (without -f) an existing file: refused\n"
+"                       with status 1, as a map that cannot be written\n"
 "      --nocache        drop what was read from the page cache (devices always)\n"
 "      --salvage        decompress: restore every intact part of a damaged file,\n"
 "                       damaged ranges as zeros, listed (status 1)\n"
@@ -575,6 +578,10 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("-o takes one input and excludes -c");
     if (c->output != NULL && (c->mode == MODE_TEST || c->mode == MODE_LIST))
         cli_usage_error("-o makes no sense with -t or -l");
+    if (c->output != NULL && strcmp(c->output, "-") == 0) { /* -o -: stdout, as for operands */
+        c->output = NULL;
+        c->to_stdout = true;
+    }
     if (c->mode == MODE_EXPORT && (nfiles > 1 || c->recursive) && (c->output || c->to_stdout))
         cli_usage_error("--export-index with -c or -o takes one input");
     if (c->range && c->mode != MODE_DECOMPRESS)
@@ -667,15 +674,22 @@ static void cli_name(struct cli *c, const char *argv0)
 
 typedef void (*cli_run_fn)(struct cli *, const char *);
 
-/* The names in directory dir, but . and .., read to the end before any is
- * processed (as gzip's savedir): entries the run itself creates (outputs,
- * temporary names) are never walked into.  Returns a malloc'd array of
- * malloc'd names and sets *count, or NULL with errno set. */
-static char **cli_dir_names(const char *dir, size_t *count)
+/* The names in the directory open on dfd, but . and .., read to the end
+ * before any is processed (as gzip's savedir): entries the run itself
+ * creates (outputs, temporary names) are never walked into.  Returns a
+ * malloc'd array of malloc'd names and sets *count, or NULL with errno set.
+ * dfd stays open (a duplicate is read). */
+static char **cli_dir_names(int dfd, size_t *count)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
+    int rfd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+    if (d == NULL) {
+        int e = errno;
+        if (rfd >= 0)
+            close(rfd);
+        errno = e;
         return NULL;
+    }
     char **v = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -710,12 +724,19 @@ static char **cli_dir_names(const char *dir, size_t *count)
     return v != NULL ? v : calloc(1, sizeof *v);
 }
 
-/* -r: the files under a directory, depth first, in directory order (as gzip
- * -r).  Links are passed on as files: the usual rules refuse them. */
-static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
+/* -r: the files under the directory open on dfd (shown as dir), depth first,
+ * in directory order (as gzip -r).  Everything is reached through directory
+ * descriptors: a subdirectory is opened from its parent's descriptor and
+ * never through a link (O_NOFOLLOW), a file is handed on with the
+ * descriptor of its directory (c->at_dir), so a directory swapped for a link
+ * mid-walk leads nowhere outside the tree.  Links are passed on as files:
+ * the usual rules refuse them (or, with -f, follow them to files; a link
+ * to a directory is "a directory", ignored).  One descriptor per level:
+ * the depth is bounded by the open-file limit (EMFILE, reported). */
+static void cli_walk(struct cli *c, cli_run_fn run, int dfd, const char *dir)
 {
     size_t n = 0;
-    char **names = cli_dir_names(dir, &n);
+    char **names = cli_dir_names(dfd, &n);
     if (names == NULL) {
         cli_error(c, "%s: %s", dir, strerror(errno));
         return;
@@ -730,10 +751,17 @@ static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
         }
         sprintf(p, "%s%s%s", dir, sep, names[i]);
         struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            cli_walk(c, run, p);
-        else
+        bool isdir = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        int sub = isdir ? cli_dir_down(dfd, names[i], false) : -1;
+        if (isdir && sub < 0 && errno != ENOTDIR && errno != ELOOP) {
+            cli_error(c, "%s: %s", p, strerror(errno));
+        } else if (sub >= 0) {
+            cli_walk(c, run, sub, p);
+            close(sub);
+        } else { /* a file, or no longer a directory: taken as it is now */
+            c->at_dir = dfd;
             run(c, p);
+        }
         free(p);
     }
     for (size_t i = 0; i < n; i++)
@@ -741,17 +769,23 @@ static void cli_walk(struct cli *c, cli_run_fn run, const char *dir)
     free(names);
 }
 
+/* A directory operand of -r is walked; one that is a link only where links
+ * are followed (-f, or an input that stays: -c, -t, -l...), as gzip 1.12
+ * (without them, the operand goes to run, which refuses the link as a
+ * file).  Anything else is a file operand. */
 static void cli_one(struct cli *c, cli_run_fn run, const char *path)
 {
-    struct stat st;
-    if (path != NULL && c->recursive && strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
-        S_ISDIR(st.st_mode)) {
-        c->walking++;
-        cli_walk(c, run, path);
-        c->walking--;
+    int dfd = -1;
+    if (path != NULL && c->recursive && strcmp(path, "-") != 0)
+        dfd = cli_dir_down(AT_FDCWD, path, c->force || cli_input_stays(c));
+    if (dfd < 0) {
+        run(c, path);
         return;
     }
-    run(c, path);
+    c->walking++;
+    cli_walk(c, run, dfd, path);
+    c->walking--;
+    close(dfd);
 }
 
 int main(int argc, char **argv)
@@ -793,6 +827,7 @@ int main(int argc, char **argv)
         cli_one(&c, run, files[i]);
     if (c.mode == MODE_LIST && !c.stop) /* gzip ends at once on such an error */
         cmd_list_totals(&c);
+    cli_badmap_end(); /* a map begun for a run that failed before writing it */
     free(files);
     if (fflush(stdout) != 0 || ferror(stdout))
         cli_error(&c, "stdout: %s", strerror(errno != 0 ? errno : EIO));

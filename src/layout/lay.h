@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "range.h"
@@ -121,6 +122,10 @@ int lay_mounted_rw(int fd, char *where, size_t wn);
  * partition belongs to included: what a restore onto the device must not
  * write under. */
 int lay_mounted(int fd, bool rw_only, char *where, size_t wn);
+
+/* The whole disk a block device number belongs to (itself when it is not
+ * a partition), from /sys/dev/block. */
+dev_t lay_disk_of(dev_t d);
 
 /* Whether this build can map filesystems at all, and if not, why. */
 bool lay_available(const char **why);

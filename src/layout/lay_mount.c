@@ -92,7 +92,7 @@ static bool lm_add_file(struct lm_set *s, dev_t dev, ino_t ino)
 }
 
 /* The whole disk a device number belongs to (itself when not a partition). */
-static dev_t lm_disk_of(dev_t d)
+dev_t lay_disk_of(dev_t d)
 {
     char path[96];
     snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(d), minor(d));
@@ -115,9 +115,9 @@ static bool lm_dev_matches(const struct lm_set *s, dev_t m)
 {
     if (m == 0)
         return false;
-    dev_t w = lm_disk_of(m);
+    dev_t w = lay_disk_of(m);
     for (size_t i = 0; i < s->ndevs; i++)
-        if (s->devs[i] == m || s->devs[i] == w || lm_disk_of(s->devs[i]) == m)
+        if (s->devs[i] == m || s->devs[i] == w || lay_disk_of(s->devs[i]) == m)
             return true;
     return false;
 }
