@@ -8,10 +8,13 @@ export PYTHONDONTWRITEBYTECODE=1
 if "$SPIGZ" -V | grep -q '^engines: ISA-L'; then FAST_INFLATE=ISA-L; else FAST_INFLATE=zlib; fi
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
-# A test that attaches a loop device sets LOOPDEV; it goes with the scratch.
+# A test that attaches a loop device sets LOOPDEV (more of them: LOOPDEVS,
+# space-separated); they go with the scratch.
 LOOPDEV=
+LOOPDEVS=
 cleanup() {
-    [ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
+    local l
+    for l in $LOOPDEV $LOOPDEVS; do losetup -d "$l" 2>/dev/null; done
     rm -rf "$T"
 }
 trap cleanup EXIT

@@ -14,7 +14,8 @@
 #   6. -o: a dangling link decided up front (-f replaces it, as gzip), -o -
 #      is stdout, a device or FIFO written is the one checked
 #   7. block devices: -o /dev/loopN /dev/loopN (and another node of it, a
-#      partition of it, stdout, --bad-map) refused, the device intact
+#      partition's range on a second loop device of the image, the image
+#      behind the device, stdout, --bad-map) refused, the device intact
 # Needs root for mknod and loop devices; where losetup cannot attach one,
 # the rest runs and the test exits 77 naming what was not checked.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -484,20 +485,30 @@ truncate -s 8M dev.img
 printf 'label: dos\nstart=4096, size=8192, type=83\n' | sfdisk -q --no-tell-kernel dev.img 2> /dev/null
 cp dev.img dev.ref
 "$SPIGZ" -1 -c dev.ref > devb.gz
-if LOOPDEV=$(losetup -P -f --show dev.img 2> /dev/null) && [ -b "$LOOPDEV" ]; then
+if LOOPDEV=$(losetup -f --show dev.img 2> /dev/null) && [ -b "$LOOPDEV" ]; then
     loop_cases
-    # a disk and its partition overlap
-    [ -b "${LOOPDEV}p1" ] || partx -a "$LOOPDEV" 2> /dev/null
-    if [ -b "${LOOPDEV}p1" ]; then
-        sp -- -o "${LOOPDEV}p1" "$LOOPDEV"
-        rc_is "-o DEVp1 DEV" 1
-        dev_kept "-o DEVp1 DEV: the device intact"
-        sp -- -o "$LOOPDEV" "${LOOPDEV}p1"
-        rc_is "-o DEV DEVp1" 1
-        dev_kept "-o DEV DEVp1: the device intact"
+    # a partition's range on a second loop device of the same image: its
+    # sectors are the first one's (lay_stores: loops over the same file)
+    if PART=$(losetup -f --show -o $((4096 * 512)) --sizelimit $((8192 * 512)) dev.img 2> /dev/null); then
+        LOOPDEVS=$PART
+        sp -- -o "$PART" "$LOOPDEV"
+        rc_is "-o PART DEV" 1
+        dev_kept "-o PART DEV: the device intact"
+        sp -- -o "$LOOPDEV" "$PART"
+        rc_is "-o DEV PART" 1
+        dev_kept "-o DEV PART: the device intact"
+        losetup -d "$PART"
+        LOOPDEVS=
     else
-        SKIPPED="$SKIPPED a disk and its partition (no partition device appeared);"
+        fail "a second loop device over a partition's range"
     fi
+    # the image onto a loop device of itself, and the reverse
+    sp -- -f -o "$LOOPDEV" dev.img
+    rc_is "-o DEV IMAGE-BEHIND-DEV" 1
+    dev_kept "-o DEV IMAGE-BEHIND-DEV: the image intact"
+    sp -- -f -o dev.img "$LOOPDEV"
+    rc_is "-o IMAGE-BEHIND-DEV DEV" 1
+    dev_kept "-o IMAGE-BEHIND-DEV DEV: the image intact"
     losetup -d "$LOOPDEV"
     LOOPDEV=
 else

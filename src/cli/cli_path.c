@@ -132,11 +132,14 @@ int cli_unlink_same(int dfd, const char *name, dev_t dev, ino_t ino)
 
 bool cli_same_object(const struct stat *a, const struct stat *b)
 {
-    if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
-        return a->st_rdev == b->st_rdev || lay_disk_of(a->st_rdev) == b->st_rdev ||
-               lay_disk_of(b->st_rdev) == a->st_rdev;
-    return S_ISREG(a->st_mode) && S_ISREG(b->st_mode) && a->st_dev == b->st_dev &&
-           a->st_ino == b->st_ino;
+    if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) &&
+        (a->st_rdev == b->st_rdev || lay_disk_of(a->st_rdev) == b->st_rdev ||
+         lay_disk_of(b->st_rdev) == a->st_rdev))
+        return true;
+    if (S_ISREG(a->st_mode) && S_ISREG(b->st_mode))
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+    /* a loop device over the other (an image onto a loop device of itself) */
+    return lay_stores(a, b) || lay_stores(b, a);
 }
 
 /* d's directory and name from a path that needs no more resolving. */

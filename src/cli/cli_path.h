@@ -84,7 +84,9 @@ void cli_dest_close(struct cli_dest *d);
 
 /* Whether writing b would overwrite what a holds: the same regular file
  * (device and inode), or block devices whose sectors overlap (the same
- * device number, or a disk and one of its partitions).  Character
+ * device number, or a disk and one of its partitions), or a loop device
+ * over the other (an image and a loop device of it, two loop devices of
+ * one image at any offsets: lay_stores()).  Character
  * devices, FIFOs and sockets hold nothing a write destroys (a terminal or
  * a socket is often both stdin and stdout): never the same. */
 bool cli_same_object(const struct stat *a, const struct stat *b);

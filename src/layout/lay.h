@@ -123,6 +123,13 @@ int lay_mounted_rw(int fd, char *where, size_t wn);
  * write under. */
 int lay_mounted(int fd, bool rw_only, char *where, size_t wn);
 
+/* Whether the block device b holds a's bytes: a loop device backed by the
+ * file or device a (at any offset, through loops of loops), a partition of
+ * one, or the disk one belongs to.  For same-file checks: an image written
+ * onto a loop device of itself. */
+struct stat;
+bool lay_stores(const struct stat *a, const struct stat *b);
+
 /* The whole disk a block device number belongs to (itself when it is not
  * a partition), from /sys/dev/block. */
 dev_t lay_disk_of(dev_t d);

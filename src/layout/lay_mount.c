@@ -178,25 +178,49 @@ static bool lm_loops(struct lm_set *s)
 }
 #endif
 
-/* The identity set of the input open on fd; false when it is neither a
- * block device nor a regular file (nothing can be mounted from it). */
-static bool lm_identify(int fd, struct lm_set *s)
+static bool lm_devnode(dev_t d, char *path, size_t n);
+
+/* The identity set of the object st describes (fd open on it, or -1);
+ * false when it is neither a block device nor a regular file. */
+static bool lm_identify_st(int fd, const struct stat *st, struct lm_set *s)
 {
-    struct stat st;
     memset(s, 0, sizeof *s);
-    if (fstat(fd, &st) != 0)
-        return false;
-    if (S_ISBLK(st.st_mode)) {
-        lm_add_dev(s, st.st_rdev);
-        lm_loop_backing(fd, s, true); /* a loop device: its file too */
-    } else if (S_ISREG(st.st_mode)) {
-        lm_add_file(s, st.st_dev, st.st_ino);
+    if (S_ISBLK(st->st_mode)) {
+        lm_add_dev(s, st->st_rdev);
+        char path[96];
+        int own = -1;
+        if (fd < 0 && lm_devnode(st->st_rdev, path, sizeof path))
+            fd = own = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0)
+            lm_loop_backing(fd, s, true); /* a loop device: its file too */
+        if (own >= 0)
+            close(own);
+    } else if (S_ISREG(st->st_mode)) {
+        lm_add_file(s, st->st_dev, st->st_ino);
     } else {
         return false;
     }
     for (int round = 0; round < 8 && lm_loops(s); round++)
         ;
     return true;
+}
+
+static bool lm_identify(int fd, struct lm_set *s)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && lm_identify_st(fd, &st, s);
+}
+
+bool lay_stores(const struct stat *a, const struct stat *b)
+{
+    struct lm_set s;
+    if (!S_ISBLK(b->st_mode) || !lm_identify_st(-1, a, &s))
+        return false;
+    for (size_t i = 0; i < s.ndevs; i++)
+        if (s.devs[i] == b->st_rdev || lay_disk_of(s.devs[i]) == b->st_rdev ||
+            lay_disk_of(b->st_rdev) == s.devs[i])
+            return true;
+    return false;
 }
 
 /* A mountinfo source (its octal escapes undone) resolved under root:
@@ -354,25 +378,31 @@ static void lm_scan_writers(const struct lm_set *s, struct lm_hit *h)
     closedir(d);
 }
 
+/* The /dev node of block device d (its name from sysfs, the node checked
+ * to be that device) into path; false when there is none. */
+static bool lm_devnode(dev_t d, char *path, size_t n)
+{
+    char name[64] = "", l[160];
+    snprintf(path, n, "/sys/dev/block/%u:%u/uevent", major(d), minor(d));
+    FILE *f = fopen(path, "re");
+    while (f != NULL && fgets(l, sizeof l, f) != NULL)
+        if (sscanf(l, "DEVNAME=%63s", name) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    if (name[0] == '\0' || strchr(name, '/') != NULL || strstr(name, "..") != NULL)
+        return false;
+    snprintf(path, n, "/dev/%s", name);
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == d;
+}
+
 /* A block device of the set that the kernel will not open exclusively. */
 static void lm_scan_exclusive(const struct lm_set *s, struct lm_hit *h)
 {
     for (size_t i = 0; i < s->ndevs && !h->found; i++) {
-        char path[96], name[64] = "";
-        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(s->devs[i]),
-                 minor(s->devs[i]));
-        FILE *f = fopen(path, "re");
-        char l[160];
-        while (f != NULL && fgets(l, sizeof l, f) != NULL)
-            if (sscanf(l, "DEVNAME=%63s", name) == 1)
-                break;
-        if (f != NULL)
-            fclose(f);
-        if (name[0] == '\0' || strchr(name, '/') != NULL || strstr(name, "..") != NULL)
-            continue;
-        snprintf(path, sizeof path, "/dev/%s", name);
-        struct stat st;
-        if (stat(path, &st) != 0 || !S_ISBLK(st.st_mode) || st.st_rdev != s->devs[i])
+        char path[96];
+        if (!lm_devnode(s->devs[i], path, sizeof path))
             continue;
         int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
         if (fd >= 0) {
