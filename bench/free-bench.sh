@@ -55,7 +55,9 @@ SIZE=$((P3_OFF + P3_LEN + MIB))
 LOOPS=()
 cleanup() { for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done; }
 trap cleanup EXIT
-loop() { local l; l=$(losetup -f --show -o "$2" --sizelimit "$3" "$1"); LOOPS+=("$l"); echo "$l"; }
+# loop IMG OFF LEN: attach, the device into $l (not through a command
+# substitution: its subshell would lose LOOPS, and an error would leak it)
+loop() { l=$(losetup -f --show -o "$2" --sizelimit "$3" "$1"); LOOPS+=("$l"); }
 unloop() { losetup -d "$1"; LOOPS=("${LOOPS[@]/$1}"); }
 
 # ---- the images -------------------------------------------------------------
@@ -74,7 +76,7 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     printf 'label: gpt\nlabel-id: 5A5A5A5A-1111-2222-3333-444444444444\nstart=%d, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, uuid=5A5A5A5A-1111-2222-3333-000000000001\nstart=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, uuid=5A5A5A5A-1111-2222-3333-000000000002\nstart=%d, size=%d, type=EBD0A0A2-B9E5-4433-87C0-68B6B72699C7, uuid=5A5A5A5A-1111-2222-3333-000000000003\n' \
         $((P1_OFF / 512)) $((P1_LEN / 512)) $((P2_OFF / 512)) $((P2_LEN / 512)) \
         $((P3_OFF / 512)) $((P3_LEN / 512)) | sfdisk -q "$img" >/dev/null
-    l=$(loop "$img" $P1_OFF $P1_LEN)
+    loop "$img" $P1_OFF $P1_LEN
     mkfs.vfat -F 32 -n EFI -i 5a5a5a5a "$l" >/dev/null
     # 40 MB of the sample's files, flat names
     stg=$(mktemp -d "$dir/.fat.XXXXXX")
@@ -85,10 +87,10 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     MTOOLS_SKIP_CHECK=1 mcopy -i "$l" "$stg"/* :: >/dev/null
     rm -rf "$stg"
     unloop "$l"
-    l=$(loop "$img" $P2_OFF $P2_LEN)
+    loop "$img" $P2_OFF $P2_LEN
     e2image -ra "$dir/ext4-usr.img" "$l" 2>/dev/null
     unloop "$l"
-    l=$(loop "$img" $P3_OFF $P3_LEN)
+    loop "$img" $P3_OFF $P3_LEN
     mkntfs -Q -F -q -L DATA -T "$l" >/dev/null 2>&1
     mnt=$(mktemp -d "$dir/.mnt.XXXXXX")
     ntfs-3g "$l" "$mnt"
@@ -104,7 +106,7 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     say "building used-disk-zeroed.img (zerofree on the ext4, fsfree.py on the FAT32)"
     zimg=$dir/used-disk-zeroed.img.tmp
     cp --sparse=never "$dir/used-disk.img" "$zimg"
-    l=$(loop "$zimg" $P2_OFF $P2_LEN)
+    loop "$zimg" $P2_OFF $P2_LEN
     zerofree "$l"
     unloop "$l"
     # zerofree stamps the superblock it closes (write time, kbytes written,
@@ -159,11 +161,11 @@ t=$(timed "$o/used.gz" "$spigz" -p "$threads" -c "$U")
 row "spigz -p $threads, used disk, without --free" "$t" "$(stat -c %s "$o/used.gz")" "$SIZE" "every stale byte deflated"
 t_pigz=$(timed "$o/pigz.gz" pigz -6 -p "$threads" -c "$U")
 row "pigz -6 -p $threads, used disk" "$t_pigz" "$(stat -c %s "$o/pigz.gz")" "$SIZE" ""
-l1=$(loop "$U" $P1_OFF $P1_LEN)
-l2=$(loop "$U" $P2_OFF $P2_LEN)
+loop "$U" $P1_OFF $P1_LEN; l1=$l
+loop "$U" $P2_OFF $P2_LEN; l2=$l
 t1=$(timed /dev/null partclone.vfat -q -c -s "$l1" -o "$o/p1.pc" -L /dev/null 2>/dev/null)
 t2=$(timed /dev/null partclone.ext4 -q -c -s "$l2" -o "$o/p2.pc" -L /dev/null 2>/dev/null)
-l3=$(loop "$U" $P3_OFF $P3_LEN)
+loop "$U" $P3_OFF $P3_LEN; l3=$l
 t3=$(timed /dev/null partclone.ntfs -q -c -s "$l3" -o "$o/p3.pc" -L /dev/null 2>/dev/null)
 unloop "$l3"
 row "partclone.vfat + .ext4 + .ntfs -c (p1, p2, p3)" "$t1 + $t2 + $t3" \
