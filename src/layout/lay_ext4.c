@@ -438,7 +438,15 @@ static void lay_ext4_scan(struct ext_ref *r)
 {
     ext2_filsys fs = r->fs;
     ext2_inode_scan scan;
-    errcode_t e = ext2fs_open_inode_scan(fs, 64, &scan);
+    /* an empty bad-block list: else the scan reads inode 1's list first,
+     * a walk of its own outside the budget (bad blocks it lists are
+     * walked below, as inode 1's blocks) */
+    errcode_t e = fs->badblocks ? 0 : ext2fs_badblocks_list_create(&fs->badblocks, 0);
+    if (e != 0) {
+        r->rc = -1;
+        return;
+    }
+    e = ext2fs_open_inode_scan(fs, 64, &scan);
     if (e != 0) {
         ext_refuse(r, "its inode tables cannot be read", e);
         return;
