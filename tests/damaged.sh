@@ -203,6 +203,17 @@ mk_ext e64k.img 128 -t ext4 -b 65536
 healthy ext "ext4 64 KiB blocks" e64k.img
 mk_ext e3r.img 64 -t ext3 -b 2048
 healthy ext "ext3 2 KiB blocks, a resize inode" e3r.img
+mk_ext emmp.img 64 -t ext4 -O mmp,sparse_super2
+healthy ext "ext4 with an MMP block and two superblock backups (sparse_super2)" emmp.img
+# (with nodiscard over stale bytes mke2fs 1.47.0 fails to make the orphan
+# file: it reads an inode of the uninitialised table; discarded, it is zeros)
+stale equota.img 64
+mke2fs -q -F -d src -t ext4 -O quota,project,orphan_file equota.img >/dev/null 2>&1 ||
+    fail "mke2fs quota,project,orphan_file"
+healthy ext "ext4 with quota inodes and an orphan file" equota.img
+printf '30000\n30001\n40000\n' > bad.txt
+mk_ext ebad.img 64 -t ext4 -b 1024 -l bad.txt
+healthy ext "ext4 with three bad blocks listed (inode 1)" ebad.img
 
 section "NTFS: a \$Bitmap cluster zeroed, a live MFT record zeroed"
 mk_ntfs n512.img 64 -c 512
