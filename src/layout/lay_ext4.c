@@ -427,8 +427,9 @@ static void lay_ext4_inode(struct ext_ref *r, ext2_ino_t ino, struct ext2_inode 
     blk64_t acl = ext2fs_file_acl_block(fs, inode);
     if (acl != 0)
         ext_ref(r, acl, 1);
-    if (fs->super->s_creator_os == EXT2_OS_HURD && inode->osd1.hurd1.h_i_translator != 0 &&
-        (inode->i_flags & EXT4_EXTENTS_FL))
+    /* the Hurd's translator block, whatever the inode's kind (a
+     * block-mapped inode gives it to lay_ext4_block() too: counted twice) */
+    if (fs->super->s_creator_os == EXT2_OS_HURD && inode->osd1.hurd1.h_i_translator != 0)
         ext_ref(r, inode->osd1.hurd1.h_i_translator, 1);
     r->ino = 0;
 }
