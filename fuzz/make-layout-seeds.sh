@@ -3,8 +3,9 @@
 # mkfs (FAT12, FAT16, ext2 with 1 KiB blocks, ext4 without a journal, swap,
 # exFAT, NTFS, each with a file written into it where a tool can do it
 # without mounting), alone and inside an MBR (with a logical partition) and
-# a GPT disk.  Reproducible: fixed UUIDs, serials, times and content.  Run
-# by scripts/fuzz.sh; nothing of it is committed (the NTFS and exFAT images
+# a GPT disk; and ext2, ext4 and NTFS with a zeroed allocation bitmap.
+# Reproducible: fixed UUIDs, serials, times and content.  Run by
+# scripts/fuzz.sh; nothing of it is committed (the NTFS and exFAT images
 # are megabytes, mostly zeros).  A missing mkfs leaves its seed out.
 #
 # Usage: fuzz/make-layout-seeds.sh DIR
@@ -33,6 +34,26 @@ if have mke2fs; then
     mke2fs -q -F -t ext4 -O ^has_journal -N 32 -U $U -E hash_seed=$U -d "$tmp/d" \
         "$dir/ext4-nojournal"
 fi
+# damaged, for the second reading (lay_fs.h): without metadata_csum, so
+# that mutations reach the inode scan and the extent walk; ext4 with a
+# sparse file of 40 extents (an extent tree of depth 1) and ext2 with a
+# file through double-indirect blocks, each with its block bitmap zeroed
+if have mke2fs && have dumpe2fs && have python3; then
+    mkdir "$tmp/x"
+    python3 -c 'import sys; f = open(sys.argv[1], "wb")
+for i in range(40): f.seek(i * 2048); f.write(bytes([i + 1]) * 1024)' "$tmp/x/sparse"
+    awk 'BEGIN { for (i = 0; i < 20000; i++) printf "indirect %05d\n", i }' >"$tmp/x/big"
+    truncate -s 1M "$dir/ext4-extents-damaged"
+    mke2fs -q -F -t ext4 -b 1024 -O ^has_journal,^metadata_csum -N 32 -U $U -E hash_seed=$U \
+        -d "$tmp/x" "$dir/ext4-extents-damaged"
+    truncate -s 1M "$dir/ext2-indirect-damaged"
+    mke2fs -q -F -t ext2 -b 1024 -N 16 -U $U -E hash_seed=$U -d "$tmp/x" \
+        "$dir/ext2-indirect-damaged"
+    for f in "$dir/ext4-extents-damaged" "$dir/ext2-indirect-damaged"; do
+        bb=$(dumpe2fs "$f" 2>/dev/null | sed -n 's/^ *Block bitmap at \([0-9]*\).*/\1/p' | head -n 1)
+        dd if=/dev/zero of="$f" bs=1024 seek="$bb" count=1 conv=notrunc status=none
+    done
+fi
 if have mkswap; then
     truncate -s 64K "$dir/swap" && mkswap -U $U "$dir/swap" >/dev/null 2>&1
 fi
@@ -41,6 +62,26 @@ if have mkfs.exfat; then
 fi
 if have mkntfs; then
     truncate -s 2M "$dir/ntfs" && mkntfs -Q -F -q -T -L seed "$dir/ntfs" >/dev/null 2>&1 || rm -f "$dir/ntfs"
+fi
+if [ -f "$dir/ntfs" ] && have python3; then
+    # its $Bitmap (the data of MFT record 6) zeroed: every metadata file's
+    # clusters disputed by the MFT scan
+    python3 - "$dir/ntfs" "$dir/ntfs-bitmap-damaged" <<'EOF'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+bps, spc = int.from_bytes(d[11:13], "little"), d[13]
+cs = bps * spc
+mft = int.from_bytes(d[48:56], "little") * cs
+rec = d[mft + 6 * 1024:mft + 7 * 1024]
+at = int.from_bytes(rec[20:22], "little")
+while int.from_bytes(rec[at:at + 4], "little") not in (0x80, 0xFFFFFFFF) and at < 1024:
+    at += max(8, int.from_bytes(rec[at + 4:at + 8], "little"))
+mp = at + int.from_bytes(rec[at + 32:at + 34], "little")
+h = rec[mp]
+lcn = int.from_bytes(rec[mp + 1 + (h & 15):mp + 1 + (h & 15) + (h >> 4)], "little")
+d[lcn * cs:(lcn + 1) * cs] = bytes(cs)
+open(sys.argv[2], "wb").write(d)
+EOF
 fi
 if have sfdisk && [ -f "$dir/fat12" ] && [ -f "$dir/ext2-1k" ]; then
     # MBR: FAT12 primary at sector 63, an extended one, ext2 logical in it

@@ -1,17 +1,43 @@
-/* lay_ntfs.c — NTFS: the $Bitmap, through libntfs-3g.
+/* lay_ntfs.c — NTFS: the $Bitmap, and the MFT, through libntfs-3g.
  *
  * libntfs-3g mounts the volume read-only on a device of our own whose
  * operations read the region with lay_dev_read() (bounded, counted; writes
- * fail), and reads $Bitmap's data attribute: bit n says whether cluster n
- * is allocated.  The MFT, its mirror, $LogFile and every other metadata
- * file hold their clusters in $Bitmap like any file.  Used besides: the
- * bytes past nr_clusters (the backup boot sector lives in the volume's last
- * sector, outside the clusters), and cluster 0 (the boot sector) whatever
- * $Bitmap says.
+ * fail).  Two readings of what is used (lay_fs.h):
+ *
+ * 1. $Bitmap's data attribute: bit n says whether cluster n is allocated.
+ *    The MFT, its mirror, $LogFile and every other metadata file hold their
+ *    clusters in $Bitmap like any file.  Used besides: the bytes past
+ *    nr_clusters (the backup boot sector lives in the volume's last sector,
+ *    outside the clusters), and cluster 0 (the boot sector) whatever
+ *    $Bitmap says.
+ * 2. The MFT, as chkdsk's first pass reads it: every record of $MFT's
+ *    initialised data, in order, its update sequence checked
+ *    (ntfs_mst_post_read_fixup()) and, when live, its header and attribute
+ *    chain (ntfs_mft_record_check()); every non-resident attribute's
+ *    runlist (ntfs_mapping_pairs_decompress(), one attribute record at a
+ *    time) gives the clusters it names, holes skipped.  Extension records
+ *    are records like the others, so attribute lists need no following,
+ *    and $MFT's own runlist is read where it lies.  A record is live when
+ *    its header flag (MFT_RECORD_IN_USE) or $MFT's $Bitmap says so: that
+ *    bitmap is a third reading, of records rather than clusters, one bit a
+ *    record to read; either alone may be the damaged one, so the union is
+ *    scanned.  Every record of the initialised MFT is a FILE record on a
+ *    sound volume (formatting writes free ones too), so one that is not,
+ *    or fails its fixups, is damage whatever the flags say: a lost record
+ *    may have been a live file's.  One exception, where the third reading
+ *    decides: a record all zeros that $MFT's $Bitmap calls free is taken
+ *    as never formatted (zeros also fill a bad sector, but then the bitmap
+ *    bit of the live record it held is set).
  *
  * Read whole instead: the volume marked dirty, Windows hibernated on it or
  * its $LogFile not clean (fast startup, a crash: the bitmap on disk may not
- * be the volume's), or anything libntfs-3g refuses.
+ * be the volume's), a record that is damaged as above or does not parse, a
+ * run outside the volume, or anything libntfs-3g refuses.
+ *
+ * Bounds: the MFT is read once, in batches; the records are at most its
+ * initialised size over the record size (that much data the volume holds),
+ * each parsed within its own bytes; runs are at most the mapping pairs'
+ * bytes.
  *
  * libntfs-3g's log messages are silenced (the core never prints); its
  * device state lives in the ntfs_device we allocate, one per call.
@@ -33,9 +59,13 @@
 #include <ntfs-3g/inode.h>
 #include <ntfs-3g/logfile.h>
 #include <ntfs-3g/logging.h>
+#include <ntfs-3g/mft.h>
+#include <ntfs-3g/mst.h>
+#include <ntfs-3g/runlist.h>
 #include <ntfs-3g/volume.h>
 
 #define NTFS_STEP 65536u /* bitmap bytes read at once */
+#define NTFS_MFT_STEP 64u /* MFT records read at once (a multiple of 8) */
 
 struct ntfs_priv {
     struct lay_dev *d;
@@ -193,6 +223,120 @@ static int ntfs_runs(ntfs_volume *vol, struct lay_used *u, char *why, size_t wn)
     return rc;
 }
 
+/* The second reading's state (see the top). */
+struct ntfs_ref {
+    ntfs_volume *vol;
+    struct lay_used *u;
+    uint64_t nc;   /* clusters */
+    char *why;
+    size_t wn;
+    int rc;        /* 1 going on, 0 refused (why), -1 out of memory */
+};
+
+static void ntfs_refuse(struct ntfs_ref *r, uint64_t rec, const char *what)
+{
+    if (r->rc == 1)
+        snprintf(r->why, r->wn, "MFT record %llu %s (run chkdsk)", (unsigned long long)rec, what);
+    r->rc = 0;
+}
+
+/* The clusters one non-resident attribute record names. */
+static void ntfs_attr_runs(struct ntfs_ref *r, uint64_t rec, ATTR_RECORD *a)
+{
+    runlist_element *rl = ntfs_mapping_pairs_decompress(r->vol, a, NULL);
+    if (rl == NULL) {
+        if (errno == ENOMEM)
+            r->rc = -1;
+        else
+            ntfs_refuse(r, rec, "has a runlist that cannot be decoded");
+        return;
+    }
+    uint64_t cs = r->vol->cluster_size;
+    for (size_t k = 0; rl[k].length != 0 && r->rc == 1; k++) {
+        if (rl[k].lcn == LCN_HOLE || rl[k].lcn == LCN_RL_NOT_MAPPED)
+            continue; /* sparse, or another record's part of the attribute */
+        uint64_t lcn = (uint64_t)rl[k].lcn, len = (uint64_t)rl[k].length;
+        if (rl[k].lcn < 0 || rl[k].length < 0 || len > r->nc || lcn > r->nc - len)
+            ntfs_refuse(r, rec, "names clusters outside the volume");
+        else if (lay_used_ref(r->u, lcn * cs, len * cs) != 0)
+            r->rc = -1;
+    }
+    free(rl);
+}
+
+static bool ntfs_all_zero(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
+}
+
+/* One record of the MFT, fixed up in place; live says whether $MFT's
+ * $Bitmap calls it in use. */
+static void ntfs_record(struct ntfs_ref *r, uint64_t rec, MFT_RECORD *m, bool live)
+{
+    u32 rs = r->vol->mft_record_size;
+    if (!live && ntfs_all_zero(m, rs))
+        return; /* never formatted, and $MFT's $Bitmap agrees it is free */
+    if (!ntfs_is_file_record(m->magic) || ntfs_mst_post_read_fixup((NTFS_RECORD *)m, rs) != 0) {
+        ntfs_refuse(r, rec, live ? "is damaged, and $MFT's bitmap calls it in use"
+                                 : "is damaged (not a FILE record, or it fails its fixups)");
+        return;
+    }
+    if (!live && !(m->flags & MFT_RECORD_IN_USE))
+        return;
+    if (ntfs_mft_record_check(r->vol, (MFT_REF)rec, m) != 0) {
+        ntfs_refuse(r, rec, "is corrupt");
+        return;
+    }
+    /* ntfs_mft_record_check() walked this chain to AT_END; walked again
+     * here with bounds of its own all the same */
+    u32 at = le16_to_cpu(m->attrs_offset), end = le32_to_cpu(m->bytes_in_use);
+    while (r->rc == 1 && end <= rs && at + 8 <= end) {
+        ATTR_RECORD *a = (ATTR_RECORD *)((u8 *)m + at);
+        if (a->type == AT_END)
+            return;
+        u32 len = le32_to_cpu(a->length);
+        if (len < 24 || len > end - at || (len & 7) != 0)
+            break;
+        if (a->non_resident)
+            ntfs_attr_runs(r, rec, a);
+        at += len;
+    }
+    if (r->rc == 1)
+        ntfs_refuse(r, rec, "is corrupt");
+}
+
+/* The second reading: every record of the initialised MFT, with $MFT's
+ * $Bitmap beside it.  1, 0 (why), -1. */
+static int ntfs_refs(ntfs_volume *vol, struct lay_used *u, uint64_t nc, char *why, size_t wn)
+{
+    struct ntfs_ref r = {.vol = vol, .u = u, .nc = nc, .why = why, .wn = wn, .rc = 1};
+    u32 rs = vol->mft_record_size;
+    uint64_t nrec = vol->mft_na->initialized_size > 0
+                        ? (uint64_t)vol->mft_na->initialized_size >> vol->mft_record_size_bits
+                        : 0;
+    if (nrec > nc * vol->cluster_size / rs) /* no MFT is larger than its volume */
+        nrec = nc * vol->cluster_size / rs;
+    uint8_t *buf = malloc((size_t)NTFS_MFT_STEP * rs), bm[NTFS_MFT_STEP / 8];
+    if (buf == NULL)
+        return -1;
+    for (uint64_t i = 0; i < nrec && r.rc == 1; i += NTFS_MFT_STEP) {
+        uint64_t k = nrec - i < NTFS_MFT_STEP ? nrec - i : NTFS_MFT_STEP;
+        s64 want = (s64)(k * rs);
+        s64 got = ntfs_attr_pread(vol->mftbmp_na, (s64)(i / 8), (s64)sizeof bm, bm);
+        if (got < 0 || ntfs_attr_pread(vol->mft_na, (s64)(i * rs), want, buf) != want) {
+            snprintf(why, wn, "its MFT cannot be read whole");
+            r.rc = 0;
+            break;
+        }
+        memset(bm + got, 0, sizeof bm - (size_t)got); /* past the bitmap: free */
+        for (uint64_t j = 0; j < k && r.rc == 1; j++)
+            ntfs_record(&r, i + j, (MFT_RECORD *)(buf + j * rs), bm[j / 8] >> (j % 8) & 1);
+    }
+    free(buf);
+    return r.rc;
+}
+
 /* The boot sector's size against the region, before libntfs-3g sizes its
  * tables from it.  NULL when it fits. */
 static const char *lay_ntfs_precheck(struct lay_dev *d)
@@ -239,10 +383,16 @@ int lay_ntfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char 
     } else if (nc == 0 || cs == 0 || nc > UINT64_MAX / cs || nc * cs > d->len ||
                vol->lcnbmp_na == NULL || (uint64_t)vol->lcnbmp_na->data_size < (nc + 7) / 8) {
         snprintf(why, wn, "its cluster count or $Bitmap does not fit the partition");
+    } else if (vol->mft_na == NULL || vol->mftbmp_na == NULL || vol->mft_record_size < 512 ||
+               vol->mft_record_size > NTFS_STEP) {
+        snprintf(why, wn, "its MFT cannot be read");
     } else if ((rc = ntfs_runs(vol, u, why, wn)) == 1) {
-        if (lay_used_add(u, 0, cs) != 0)
+        if (lay_used_add(u, 0, cs) != 0 || lay_used_seal(u) != 0)
             rc = -1;
-        *fs_len = nc * cs; /* the rest, the backup boot sector's, is read */
+        else
+            rc = ntfs_refs(vol, u, nc, why, wn);
+        if (rc == 1)
+            *fs_len = nc * cs; /* the rest, the backup boot sector's, is read */
     }
     ntfs_umount(vol, FALSE); /* frees dev too */
     return rc;
