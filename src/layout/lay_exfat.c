@@ -65,7 +65,7 @@
 #define XF_DIRTY 0x0002
 #define XF_MEDIA_FAILURE 0x0004
 #define XF_DIR_MAX ((uint64_t)256 << 20) /* a directory's bytes at most */
-#define XF_CHUNK 65536u                   /* directory bytes read at once, at most */
+#define XF_CHUNK 4096u /* directory bytes read at once: most end in the first */
 #define XF_MAX_DIRS ((size_t)1 << 22)     /* directories waiting at most */
 #define XF_EOC 0xFFFFFFFFu                /* the FAT's end-of-chain mark */
 

@@ -65,7 +65,7 @@
 #include <string.h>
 
 #define FAT_STEP 65536u  /* FAT bytes read at once, per copy */
-#define FAT_CHUNK 65536u /* directory bytes read at once */
+#define FAT_CHUNK 4096u  /* directory bytes read at once: most end in the first */
 #define FAT_DIR_MAX ((uint64_t)65536 * 32) /* a directory's bytes at most */
 #define FAT_MAX_DIRS ((size_t)1 << 22)     /* directories waiting at most */
 
