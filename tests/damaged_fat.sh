@@ -231,7 +231,7 @@ if [ "$FUSE" = 1 ]; then
     # a File entry's checksum wrong: its allocation cannot be trusted
     cp x.img d.img
     off=$("$PY3" "$DMG" xf-file-entry x.img)
-    printf '\125' | dd of=d.img bs=1 seek="$((off + 2))" conv=notrunc status=none
+    "$PY3" "$DMG" flip d.img "$((off + 2))"
     damaged exfat x.img d.img wx whole "entry set is damaged" "exFAT, an entry set's checksum wrong"
     # 512-byte clusters: a bitmap cluster covers 2 MiB, under the bound: mapped
     want_tree wx5 big

@@ -14,6 +14,8 @@ read here from Microsoft's specifications, as tests/fsfree.py does.
   fatdamage.py fat-crosslink IMG
       point the second file of the root directory with data at the first
       one's first cluster (FAT32): two chains claim one cluster
+  fatdamage.py flip IMG OFF
+      change the byte at OFF (every bit pattern to another)
   fatdamage.py undo HEALTHY DAMAGED RESTORED
       put HEALTHY's sectors back into RESTORED wherever DAMAGED differs
   fatdamage.py xf-bitmap IMG
@@ -139,6 +141,13 @@ def xf_bitmap(d):
 
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
+    if cmd == "flip":
+        with open(path, "r+b") as f:
+            f.seek(int(sys.argv[3]))
+            b = f.read(1)[0]
+            f.seek(int(sys.argv[3]))
+            f.write(bytes([b ^ 0x55]))
+        return
     if cmd == "undo":
         undo(path, sys.argv[3], sys.argv[4])
         return
