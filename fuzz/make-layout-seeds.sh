@@ -3,7 +3,8 @@
 # mkfs (FAT12, FAT16, ext2 with 1 KiB blocks, ext4 without a journal, swap,
 # exFAT, NTFS, each with a file written into it where a tool can do it
 # without mounting), alone and inside an MBR (with a logical partition) and
-# a GPT disk; and ext2, ext4 and NTFS with a zeroed allocation bitmap.
+# a GPT disk; ext2, ext4 and NTFS with a zeroed allocation bitmap; and
+# trees of directories for the second reading, healthy and damaged.
 # Reproducible: fixed UUIDs, serials, times and content.  Run by
 # scripts/fuzz.sh; nothing of it is committed (the NTFS and exFAT images
 # are megabytes, mostly zeros).  A missing mkfs leaves its seed out.
@@ -118,4 +119,94 @@ if have sfdisk && have mkfs.vfat && [ -f "$dir/ext2-1k" ]; then
 fi
 # the FAT16 volume only for its boot sector and FATs: the first 64 KiB
 [ -f "$tmp/fat16" ] && head -c 65536 "$tmp/fat16" >"$dir/fat16-head"
+
+# The second reading (the directory trees): a FAT12 holding two levels of
+# directories, and the same with its FAT's first sector zeroed in both
+# copies (its chains broken); an exFAT given, by hand, a directory holding
+# a file along a FAT chain and a NoFatChain one, and the same with those
+# clusters cleared from its bitmap (the dispute).
+if have mcopy && have mmd && have python3 && [ -f "$dir/fat12" ]; then
+    truncate -s 256K "$dir/fat12-tree" && mkfs.vfat -F 12 -i 12345678 "$dir/fat12-tree" >/dev/null
+    export MTOOLS_SKIP_CHECK=1
+    if mmd -i "$dir/fat12-tree" ::d ::d/e && mcopy -m -i "$dir/fat12-tree" "$tmp/file" ::d/file &&
+        mcopy -m -i "$dir/fat12-tree" "$tmp/file" ::d/e/file2 && mcopy -m -i "$dir/fat12-tree" "$tmp/file" ::top 2>/dev/null; then
+        cp "$dir/fat12-tree" "$dir/fat12-tree-broken"
+        python3 - "$dir/fat12-tree-broken" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    b = f.read(512)
+    bps, res, nfats, fatsz = int.from_bytes(b[11:13], "little"), int.from_bytes(b[14:16], "little"), b[16], int.from_bytes(b[22:24], "little")
+    for k in range(nfats):
+        f.seek((res + k * fatsz) * bps + 3)  # entries 2 on: every chain
+        f.write(bytes(bps - 3))
+PY
+    else
+        rm -f "$dir/fat12-tree"
+    fi
+fi
+if have python3 && [ -f "$dir/exfat" ]; then
+    cp "$dir/exfat" "$dir/exfat-tree"
+    python3 - "$dir/exfat-tree" "$dir/exfat-tree-nobitmap" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+le = lambda o, n: int.from_bytes(d[o:o + n], "little")
+def put(o, n, v): d[o:o + n] = v.to_bytes(n, "little")
+bps = 1 << d[108]; cl = bps << d[109]
+fat, heap, count, root = le(80, 4) * bps, le(88, 4) * bps, le(92, 4), le(96, 4)
+at = lambda c: heap + (c - 2) * cl
+bm = next(le(at(root) + i + 20, 4) for i in range(0, cl, 32) if d[at(root) + i] == 0x81)
+used = lambda c: d[at(bm) + (c - 2) // 8] >> ((c - 2) % 8) & 1
+free = [c for c in range(2, count + 2) if not used(c)][:4]
+def entry_set(name, attr, first, length, nofat):
+    e = bytearray(96)
+    e[0], e[1] = 0x85, 2
+    e[4:6] = attr.to_bytes(2, "little")
+    e[32], e[33], e[35] = 0xC0, 1 | (2 if nofat else 0), len(name)
+    e[40:48] = e[56:64] = length.to_bytes(8, "little")
+    e[52:56] = first.to_bytes(4, "little")
+    e[64] = 0xC1
+    e[66:66 + 2 * len(name)] = name.encode("utf-16-le")
+    s = 0
+    for i, x in enumerate(e):
+        if i not in (2, 3):
+            s = ((s >> 1) | ((s & 1) << 15)) + x & 0xFFFF
+    e[2:4] = s.to_bytes(2, "little")
+    return e
+slot = next(i for i in range(0, cl, 32) if d[at(root) + i] == 0)
+d[at(root) + slot:at(root) + slot + 96] = entry_set("d", 0x10, free[0], cl, True)
+d[at(free[0]):at(free[0]) + 192] = entry_set("f", 0x20, free[1], 2 * cl, False) + \
+    entry_set("g", 0x20, free[3], 100, True)
+put(fat + 4 * free[1], 4, free[2]); put(fat + 4 * free[2], 4, 0xFFFFFFFF)
+for c in free:
+    d[at(bm) + (c - 2) // 8] |= 1 << ((c - 2) % 8)
+open(sys.argv[1], "wb").write(d)
+for c in free:
+    d[at(bm) + (c - 2) // 8] &= ~(1 << ((c - 2) % 8)) & 0xFF
+open(sys.argv[2], "wb").write(d)
+PY
+    # the same two in 80 KiB (the FAT moved to sector 24, the heap cut to
+    # 16 clusters from 16 KiB, the checksum redone): fuzzed 30 times faster
+    for n in tree tree-nobitmap; do
+        python3 - "$dir/exfat-$n" "$dir/exfat-small-$n" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+le = lambda o, n: int.from_bytes(d[o:o + n], "little")
+bps = 1 << d[108]; spc = 1 << d[109]
+boot = bytearray(d[:12 * bps])
+boot[72:80] = (32 + 16 * spc).to_bytes(8, "little")  # VolumeLength
+boot[80:84] = (24).to_bytes(4, "little")             # FatOffset
+boot[84:88] = (1).to_bytes(4, "little")              # FatLength
+boot[88:92] = (32).to_bytes(4, "little")             # ClusterHeapOffset
+boot[92:96] = (16).to_bytes(4, "little")             # ClusterCount
+s = 0
+for i, x in enumerate(boot[:11 * bps]):
+    if i not in (106, 107, 112):
+        s = ((s >> 1) | ((s & 1) << 31)) + x & 0xFFFFFFFF
+boot[11 * bps:] = s.to_bytes(4, "little") * (bps // 4)
+fat, heap = le(80, 4) * bps, le(88, 4) * bps
+out = bytes(boot) * 2 + d[fat:fat + bps] + bytes(7 * bps) + d[heap:heap + 16 * spc * bps]
+open(sys.argv[2], "wb").write(out)
+PY
+    done
+fi
 exit 0
