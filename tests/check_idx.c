@@ -17,6 +17,7 @@
  * member comes after other members: a concatenation) or 1 with pieces that
  * describe the file exactly, never -1 (no read error on a regular file),
  * and never read out of bounds (run under ASan). */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <check.h>
@@ -655,6 +656,125 @@ static int fake_with_bad(const struct sp_range *r, size_t n, struct idx *x, char
     close(fk.fd);
     return rc;
 }
+
+/* A fake file of 300 records with the notes t[0..n) after them (and one
+ * bad range when bad): its bytes in *f, the load's answer, the index in *x. */
+static int fake_with_notes(const char *const *t, size_t n, bool bad, struct idx *x, char *why,
+                           size_t whylen, struct buf *f)
+{
+    struct fake fk = {0};
+    fake_records(&fk, 300);
+    fake_member(&fk);
+    struct sp_err err = {0};
+    struct idx_w *w = idx_w_new(false, &err);
+    ck_assert_ptr_nonnull(w);
+    for (size_t k = 0; k < fk.n; k++)
+        ck_assert_int_eq(idx_w_add(w, fk.r[k].data, fk.r[k].ulen, fk.r[k].clen, fk.r[k].crc,
+                                   &err), 0);
+    static const struct sp_range one = {4096, 512};
+    ck_assert_int_eq(idx_w_add_bad(w, &one, bad ? 1 : 0, &err), 0);
+    ck_assert_int_eq(idx_w_add_notes(w, t, n, &err), 0);
+    static struct out o;
+    ck_assert_int_eq(lseek(fk.fd, (off_t)fk.data_len, SEEK_SET), (off_t)fk.data_len);
+    out_init(&o, fk.fd);
+    ck_assert_int_eq(idx_w_finish(w, &o, fk.total, fk.data_len, 10), 0);
+    ck_assert_int_eq(out_flush(&o), 0);
+    idx_w_free(w);
+    *f = slurp(fk.fd);
+    int rc = idx_load(fk.fd, 0, f->n, x, why, whylen, &err);
+    ck_assert_int_ge(rc, 0);
+    free(fk.r);
+    close(fk.fd);
+    return rc;
+}
+
+/* Notes round trip, alone and after bad ranges, up to 64 of 1024 bytes
+ * (65 KiB: across index members); text with control characters is left
+ * out by the writer; none sets no flag. */
+START_TEST(notes_round_trip)
+{
+    struct idx x;
+    char why[160];
+    struct buf f;
+    static const char *const two[] = {"its layout reads 2 ways: an MBR, a vfat on the whole input",
+                                      "bad\ttab", "partition 1: ext4, read whole: \xc3\xa9t\xc3\xa9"};
+    for (int bad = 0; bad < 2; bad++) {
+        ck_assert_int_eq(fake_with_notes(two, 3, bad, &x, why, sizeof why, &f), 1);
+        ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], 2 | bad);
+        ck_assert_uint_eq(x.nnotes, 2);
+        ck_assert_str_eq(x.notes[0], two[0]);
+        ck_assert_str_eq(x.notes[1], two[2]);
+        ck_assert_uint_eq(x.nbad, bad ? 1 : 0);
+        idx_free(&x);
+        ck_assert_ptr_null(x.notes);
+        free(f.p);
+    }
+    static char big[IDX_NOTES_MAX + 2][IDX_NOTE_MAX + 1];
+    const char *many[IDX_NOTES_MAX + 2];
+    for (int i = 0; i < IDX_NOTES_MAX + 2; i++) {
+        memset(big[i], 'a' + i % 26, IDX_NOTE_MAX);
+        many[i] = big[i];
+    }
+    ck_assert_int_eq(fake_with_notes(many, IDX_NOTES_MAX + 2, false, &x, why, sizeof why, &f), 1);
+    ck_assert_uint_eq(x.nnotes, IDX_NOTES_MAX);
+    for (int i = 0; i < IDX_NOTES_MAX; i++)
+        ck_assert_str_eq(x.notes[i], big[i]);
+    idx_free(&x);
+    free(f.p);
+    ck_assert_int_eq(fake_with_notes(NULL, 0, false, &x, why, sizeof why, &f), 1);
+    ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], 0);
+    ck_assert_ptr_null(x.notes);
+    idx_free(&x);
+    free(f.p);
+}
+END_TEST
+
+/* A note forged with a control character, the payload and footer CRCs
+ * made right again: the index is refused. */
+START_TEST(notes_rejected)
+{
+    struct idx x;
+    char why[160];
+    struct buf f;
+    static const char *const one[] = {"a note"};
+    ck_assert_int_eq(fake_with_notes(one, 1, false, &x, why, sizeof why, &f), 1);
+    idx_free(&x);
+    uint8_t *note = memmem(f.p, f.n, "a note", 6);
+    ck_assert_ptr_nonnull(note);
+    note[1] = 0x07;
+    /* the payload's CRC over every index member's payload, then the footer's */
+    uint64_t data_len = le(f.p + f.n - IDX_FOOTER_LEN + 28, 8);
+    uint32_t crc = 0;
+    for (uint64_t at = data_len; at < f.n - IDX_FOOTER_LEN;) {
+        uint64_t m = le(f.p + at + 14, 2);
+        crc = (uint32_t)crc32(crc, f.p + at + 16, (uInt)m);
+        at += 26 + m;
+    }
+    uint8_t *ft = f.p + f.n - IDX_FOOTER_LEN;
+    for (int i = 0; i < 4; i++)
+        ft[60 + i] = (uint8_t)(crc >> (8 * i));
+    uint32_t fc = (uint32_t)crc32(0, ft + 16, 48);
+    for (int i = 0; i < 4; i++)
+        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+    int fd = tmpfile_fd();
+    ck_assert_int_eq(write(fd, f.p, f.n), (ssize_t)f.n);
+    struct sp_err err = {0};
+    ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
+    ck_assert_msg(strstr(why, "control character") != NULL, "%s", why);
+    ck_assert_ptr_null(x.notes);
+    /* an unknown flag (bit 2) is refused as before */
+    note[1] = ' ';
+    ft[17] |= 4;
+    fc = (uint32_t)crc32(0, ft + 16, 48);
+    for (int i = 0; i < 4; i++)
+        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+    ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
+    ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
+    ck_assert_msg(strstr(why, "flags") != NULL, "%s", why);
+    close(fd);
+    free(f.p);
+}
+END_TEST
 
 START_TEST(bad_ranges_round_trip)
 {
@@ -1441,6 +1561,8 @@ int main(void)
     tcase_add_test(t, spill_failure_is_reported);
     tcase_add_test(t, bad_ranges_round_trip);
     tcase_add_test(t, bad_ranges_rejected);
+    tcase_add_test(t, notes_round_trip);
+    tcase_add_test(t, notes_rejected);
     tcase_add_test(t, any_split_is_accepted);
     tcase_add_test(t, bad_records_are_rejected);
     tcase_add_test(t, largest_piece);

@@ -312,8 +312,9 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
         goto done;
     }
     uint64_t index_bytes = 0;
-    if (c->idx != NULL && rescue.nbad > 0 &&
-        idx_w_add_bad(c->idx, rescue.bad, rescue.nbad, &c->out.err) != 0) {
+    if (c->idx != NULL && ((rescue.nbad > 0 &&
+                            idx_w_add_bad(c->idx, rescue.bad, rescue.nbad, &c->out.err) != 0) ||
+                           idx_w_add_notes(c->idx, opts->notes, opts->nnotes, &c->out.err) != 0)) {
         *err = c->out.err;
         goto done;
     }

@@ -50,6 +50,10 @@ struct cmp_opts {
     bool rescue;        /* media errors: retry, then zeros (rescue.h) */
     bool nocache;       /* drop what was read from the page cache (devices
                            always do: input.h) */
+    const char *const *notes; /* what the caller said of the input (a disk
+                           with two layouts, a damaged filesystem), kept in
+                           the index (idx_w_add_notes): none by default */
+    size_t nnotes;
 };
 
 struct cmp_stats {

@@ -19,7 +19,8 @@ static const uint8_t idx_end[10] = {0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
 
 #define IDX_FOOTER_PAYLOAD 52
 #define IDX_REC_MAX 24 /* two 10-byte LEB128 values and a CRC */
-#define IDX_FLAG_BAD 1 /* footer flags: bad ranges follow the records */
+#define IDX_FLAG_BAD 1   /* footer flags: bad ranges follow the records */
+#define IDX_FLAG_NOTES 2 /* notes follow (the bad ranges, or the records) */
 
 static void idx_put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -44,6 +45,7 @@ struct idx_w {
     uint64_t spilled;
     uint64_t n;
     bool bad;          /* bad ranges follow the records: footer flag 1 */
+    bool notes;        /* notes follow: footer flag 2 */
     uint32_t crc;      /* of the whole payload */
     struct sp_err err;
 };
@@ -228,6 +230,42 @@ int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp
     return 0;
 }
 
+bool idx_note_valid(const char *t)
+{
+    size_t n = strlen(t);
+    if (n == 0 || n > IDX_NOTE_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7F)
+            return false;
+    return true;
+}
+
+int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct sp_err *err)
+{
+    uint8_t rec[IDX_REC_MAX];
+    size_t keep = 0;
+    for (size_t i = 0; i < n; i++)
+        keep += idx_note_valid(notes[i]);
+    if (keep > IDX_NOTES_MAX)
+        keep = IDX_NOTES_MAX;
+    if (keep == 0)
+        return 0;
+    if (idx_w_bytes(w, rec, idx_leb(rec, keep), err) != 0)
+        return -1;
+    for (size_t i = 0, done = 0; i < n && done < keep; i++) {
+        if (!idx_note_valid(notes[i]))
+            continue;
+        size_t len = strlen(notes[i]);
+        if (idx_w_bytes(w, rec, idx_leb(rec, len), err) != 0 ||
+            idx_w_bytes(w, (const uint8_t *)notes[i], len, err) != 0)
+            return -1;
+        done++;
+    }
+    w->notes = true;
+    return 0;
+}
+
 /* One index member holding m payload bytes. */
 static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
 {
@@ -253,7 +291,7 @@ static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t
     f[13] = 'F';
     idx_put_le(f + 14, IDX_FOOTER_PAYLOAD, 2);
     f[16] = 1; /* version; reserved stays 0 */
-    f[17] = w->bad ? IDX_FLAG_BAD : 0;
+    f[17] = (w->bad ? IDX_FLAG_BAD : 0) | (w->notes ? IDX_FLAG_NOTES : 0);
     idx_put_le(f + 20, total, 8);
     idx_put_le(f + 28, data_len, 8);
     idx_put_le(f + 36, header_len, 8);
@@ -390,6 +428,10 @@ struct idx_parse {
     const char *why;
     bool flag_bad;        /* bad ranges follow the records */
     uint64_t nbad_want;   /* their count, once read */
+    bool flag_notes;      /* notes follow */
+    uint64_t nnotes_want; /* their count, once read */
+    size_t note_left;     /* bytes of the current note's text still to come */
+    size_t note_at;       /* bytes of it already read */
 };
 
 /* After the pieces, with flag 1: the count of bad ranges, then each as
@@ -431,11 +473,68 @@ static int idx_bad_record(struct idx_parse *s, const uint8_t *p, size_t n)
     return k + l;
 }
 
+/* After the pieces (and bad ranges), with flag 2: the count of notes,
+ * then each as its length and its text.  The text is taken a member's
+ * bytes at a time, so a note may span members while the carry between
+ * them stays under a record's size.  Bytes used, 0 if incomplete, -1. */
+static int idx_note_record(struct idx_parse *s, const uint8_t *p, size_t n)
+{
+    struct idx *x = s->x;
+    if (s->note_left > 0) { /* inside a note's text */
+        size_t k = n < s->note_left ? n : s->note_left;
+        char *t = x->notes[x->nnotes - 1];
+        for (size_t i = 0; i < k; i++)
+            if (p[i] < 0x20 || p[i] == 0x7F) {
+                s->why = "a note holds a control character";
+                return -1;
+            }
+        memcpy(t + s->note_at, p, k);
+        s->note_at += k;
+        s->note_left -= k;
+        return (int)k;
+    }
+    uint64_t a;
+    int k = idx_leb_get(p, n, &a);
+    if (k <= 0)
+        return k;
+    if (x->notes == NULL) { /* the count */
+        if (a == 0 || a > IDX_NOTES_MAX) {
+            s->why = "the count of notes is impossible";
+            return -1;
+        }
+        if ((x->notes = calloc(a, sizeof *x->notes)) == NULL) {
+            s->why = "out of memory for the index";
+            return -1;
+        }
+        s->nnotes_want = a;
+        return k;
+    }
+    if (x->nnotes == s->nnotes_want) {
+        s->why = "more notes than the index counts";
+        return -1;
+    }
+    if (a == 0 || a > IDX_NOTE_MAX) {
+        s->why = "a note's length is out of range";
+        return -1;
+    }
+    if ((x->notes[x->nnotes] = calloc(1, a + 1)) == NULL) {
+        s->why = "out of memory for the index";
+        return -1;
+    }
+    x->nnotes++;
+    s->note_left = a;
+    s->note_at = 0;
+    return k;
+}
+
 /* One record from p[0..n): bytes used, 0 if incomplete, -1 if invalid. */
 static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
 {
-    if (s->k == s->x->n && s->flag_bad)
+    if (s->k == s->x->n && s->flag_bad &&
+        (s->x->bad == NULL || s->x->nbad < s->nbad_want))
         return idx_bad_record(s, p, n);
+    if (s->k == s->x->n && s->flag_notes)
+        return idx_note_record(s, p, n);
     uint64_t h, clen;
     int a = idx_leb_get(p, n, &h);
     if (a <= 0)
@@ -562,6 +661,11 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
         s->why = "the index's bad ranges are cut short";
         return -1;
     }
+    if (s->flag_notes && (s->x->notes == NULL || s->x->nnotes != s->nnotes_want ||
+                          s->note_left != 0)) {
+        s->why = "the index's notes are cut short";
+        return -1;
+    }
     return 0;
 short_read:
     if (errno != EIO) {
@@ -584,7 +688,7 @@ static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
         return "the footer's checksum does not match";
     if (f[16] != 1)
         return "unknown index version";
-    if ((f[17] & ~IDX_FLAG_BAD) != 0 || f[18] != 0 || f[19] != 0)
+    if ((f[17] & ~(IDX_FLAG_BAD | IDX_FLAG_NOTES)) != 0 || f[18] != 0 || f[19] != 0)
         return "unknown index flags";
     x->total = idx_get_le(f + 20, 8);
     x->data_len = idx_get_le(f + 28, 8);
@@ -695,7 +799,8 @@ static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
     x->p = calloc(x->n + 1, sizeof *x->p);
     if (x->p == NULL)
         return idx_reject(x, "the index is too large for memory", why, whylen);
-    struct idx_parse s = {x, 0, 0, 0, 0, NULL, (f[17] & IDX_FLAG_BAD) != 0, 0};
+    struct idx_parse s = {.x = x, .flag_bad = (f[17] & IDX_FLAG_BAD) != 0,
+                          .flag_notes = (f[17] & IDX_FLAG_NOTES) != 0};
     uint32_t pcrc;
     uint64_t from = base + x->data_len;
     int mr = idx_members(&s, fd, from, from + x->index_len, &pcrc, err);
@@ -728,5 +833,10 @@ void idx_free(struct idx *x)
     x->p = NULL;
     free(x->bad);
     x->bad = NULL;
+    for (size_t i = 0; i < x->nnotes; i++)
+        free(x->notes[i]);
+    free(x->notes);
+    x->notes = NULL;
+    x->nnotes = 0;
     x->nbad = 0;
 }

@@ -57,6 +57,16 @@ int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t
  * the footer's flag 1 says so (doc/FORMAT.md).  Call once, before finish. */
 int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp_err *err);
 
+/* Notes: what the compressor said of its input (a disk with two layouts,
+ * a damaged filesystem read whole), kept for a later reader to repeat.
+ * Each at most IDX_NOTE_MAX bytes of text without control characters
+ * (others are left out), at most IDX_NOTES_MAX of them; the footer's flag
+ * 2 says they follow (doc/FORMAT.md).  Call once, after idx_w_add_bad(). */
+#define IDX_NOTE_MAX 1024
+#define IDX_NOTES_MAX 64
+bool idx_note_valid(const char *text);
+int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct sp_err *err);
+
 /* Write the index members and the footer after a data member of data_len
  * bytes whose header is header_len bytes and whose content is total bytes. */
 int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
@@ -85,6 +95,8 @@ struct idx {
     struct sp_range *bad; /* ranges of the content that could not be read
                              when the backup was made (zeros), or NULL */
     uint64_t nbad;
+    char **notes;         /* what the compressor said of its input, or NULL */
+    size_t nnotes;
     bool trailer_mismatch; /* idx_load_salvage: the trailer disagrees */
 };
 
