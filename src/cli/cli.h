@@ -194,12 +194,27 @@ void cmd_export(struct cli *c, const char *path);
 /* --compare: the backup at path against c->compare_target. */
 void cmd_compare(struct cli *c, const char *path);
 
+/* What was said of an input while it was read (its layouts disagree, a
+ * filesystem damaged or mounted), kept in the backup's index as notes
+ * (idx.h) for -l, -t and -d to repeat.  Strings malloc'd; cli_notes_free(). */
+struct cli_notes {
+    char *v[64];
+    size_t n;
+};
+void cli_notes_free(struct cli_notes *nt);
+
 /* --free=zero: the map of the job's input (from its offset), reported per
- * partition (-v; warnings for what is read whole for a doubt).  0 with *m
- * filled (empty without --free=zero; lay_free() it), or -1 (message
- * printed, status set). */
+ * partition (-v; warnings for what is read whole for a doubt), each
+ * warning also added to notes when not NULL.  0 with *m filled (empty
+ * without --free=zero; lay_free() it), or -1 (message printed, status
+ * set). */
 struct lay_map;
-int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m);
+int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m,
+                 struct cli_notes *notes);
+
+/* A backup's notes, each "NAME: when this backup was made: NOTE" (unless
+ * -q): what the index kept of what was said of its input. */
+void cli_notes_say(const struct cli *c, const char *name, char *const *notes, size_t n);
 
 /* --bad-map FILE (cli_badmap.c), before any work: refused when FILE is the
  * input j, the compare target (tst, or NULL), the output (cli_out_is, or

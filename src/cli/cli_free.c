@@ -13,7 +13,9 @@
 #include "lay.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +25,35 @@
 #ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
 #endif
+
+void cli_notes_free(struct cli_notes *nt)
+{
+    for (size_t i = 0; i < nt->n; i++)
+        free(nt->v[i]);
+    nt->n = 0;
+}
+
+void cli_notes_say(const struct cli *c, const char *name, char *const *notes, size_t n)
+{
+    for (size_t i = 0; i < n && !c->quiet; i++)
+        cli_msg("%s: when this backup was made: %s", name, notes[i]);
+}
+
+/* A warning about the input (status 2), kept as a note too. */
+static void cf_warn(struct cli *c, const struct cli_job *j, struct cli_notes *nt,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void cf_warn(struct cli *c, const struct cli_job *j, struct cli_notes *nt,
+                    const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    cli_warn(c, "%s: %s", j->in_name, text);
+    if (nt != NULL && nt->n < sizeof nt->v / sizeof nt->v[0] && (nt->v[nt->n] = strdup(text)))
+        nt->n++;
+}
 
 static const char *cf_bytes(uint64_t v, char *buf, size_t n)
 {
@@ -46,7 +77,8 @@ static void cf_region(const struct lay_map *m, const struct lay_part *p, char *b
 }
 
 /* Readings of the layout that disagree: a warning naming them. */
-static void cf_layouts(struct cli *c, const struct cli_job *j, const struct lay_map *m)
+static void cf_layouts(struct cli *c, const struct cli_job *j, const struct lay_map *m,
+                       struct cli_notes *nt)
 {
     if (m->nlayouts < 2)
         return;
@@ -59,14 +91,17 @@ static void cf_layouts(struct cli *c, const struct cli_job *j, const struct lay_
                          L->nparts == 1 ? "partition" : "partitions");
         at += w > 0 ? (size_t)w : 0;
     }
-    cli_warn(c, "%s: its layout reads %zu ways: %s.  Only what every reading calls free is "
-                "skipped; the rest is read (a layout left from before a repartitioning is "
-                "the common cause: wipefs lists the signatures)", j->in_name, m->nlayouts, list);
+    cf_warn(c, j, nt, "its layout reads %zu ways: %s.  Only what every reading calls free is "
+                      "skipped; the rest is read (a layout left from before a repartitioning "
+                      "is the common cause: wipefs lists the signatures)", m->nlayouts, list);
 }
 
-static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_map *m)
+static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_map *m,
+                      struct cli_notes *nt)
 {
-    cf_layouts(c, j, m);
+    cf_layouts(c, j, m, nt);
+    if (m->forced[0] != '\0')
+        cf_warn(c, j, nt, "mapped while it may change (--force-mounted): %s", m->forced);
     char r[160], a[32], b[32], d[32];
     for (size_t i = 0; i < m->nparts; i++) {
         const struct lay_part *p = &m->parts[i];
@@ -82,11 +117,11 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
                     cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
                     cf_bytes(p->len - p->used, d, sizeof d));
         if (p->mapped && p->disputed > 0)
-            cli_warn(c, "%s: %s: %s: its allocation map calls free %s its files use, read as "
-                        "data: the filesystem is damaged (run its fsck)", j->in_name, r, fs,
-                     cf_bytes(p->disputed, a, sizeof a));
+            cf_warn(c, j, nt, "%s: %s: its allocation map calls free %s its files use, read as "
+                              "data: the filesystem is damaged (run its fsck)", r, fs,
+                    cf_bytes(p->disputed, a, sizeof a));
         if (!p->mapped && p->doubt)
-            cli_warn(c, "%s: %s: %s, read whole: %s", j->in_name, r, fs, p->why);
+            cf_warn(c, j, nt, "%s: %s, read whole: %s", r, fs, p->why);
         else if (!p->mapped && c->verbose)
             cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,
                     cf_bytes(p->len, a, sizeof a), p->why);
@@ -96,7 +131,8 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
                 cf_bytes(m->free_bytes, a, sizeof a), m->nfree, cf_bytes(m->meta_read, b, sizeof b));
 }
 
-int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m)
+int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m,
+                 struct cli_notes *notes)
 {
     memset(m, 0, sizeof *m);
     if (!c->free_zero)
@@ -132,6 +168,6 @@ int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m)
         cli_stop_on(c, &err);
         return -1;
     }
-    cf_report(c, j, m);
+    cf_report(c, j, m, notes);
     return 0;
 }

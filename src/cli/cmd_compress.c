@@ -86,10 +86,15 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         o.mtime = cc_mtime(c, j);
     }
     struct lay_map map;
-    if (cli_free_map(c, j, &map) != 0)
+    struct cli_notes notes = {0};
+    if (cli_free_map(c, j, &map, &notes) != 0) {
+        cli_notes_free(&notes);
         return -1;
+    }
     o.zero_ranges = map.free;
     o.nzero_ranges = map.nfree;
+    o.notes = (const char *const *)notes.v;
+    o.nnotes = notes.n;
     o.rescue = c->rescue;
     o.nocache = c->nocache;
     struct sp_err err = {0};
@@ -102,6 +107,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     j->seconds = cli_report_now() - t0;
     j->displayed = shown != NULL;
     lay_free(&map);
+    cli_notes_free(&notes);
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;
         cli_error(c, "%s: %s", who, err.msg);

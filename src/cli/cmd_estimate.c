@@ -306,7 +306,7 @@ static void ce_run(struct cli *c, const char *name, const char *path, int fd, bo
 {
     struct lay_map map;
     struct cli_job j = {.in_name = name, .in_fd = fd};
-    if (cli_free_map(c, &j, &map) != 0)
+    if (cli_free_map(c, &j, &map, NULL) != 0)
         return;
     struct sp_progress prog = {0};
     struct est_opts o = {

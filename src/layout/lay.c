@@ -584,12 +584,15 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
         sp_err_set(err, SP_ERR_SYS, 0, "%s", why);
         return -1;
     }
-    char held[512];
-    if (!o->force_mounted && lay_mount_check(fd, held, sizeof held)) {
-        sp_err_set(err, SP_ERR_FORMAT, 0,
-                   "%s: its allocation maps change while they are read (--force-mounted "
-                   "maps it anyway)", held);
-        return -1;
+    char held[sizeof m->forced];
+    if (lay_mount_check(fd, held, sizeof held)) {
+        if (!o->force_mounted) {
+            sp_err_set(err, SP_ERR_FORMAT, 0,
+                       "%s: its allocation maps change while they are read (--force-mounted "
+                       "maps it anyway)", held);
+            return -1;
+        }
+        snprintf(m->forced, sizeof m->forced, "%s", held);
     }
     struct lay_ctx c = {.fd = fd, .base = base, .size = size};
     /* the table readings' regions are mapped first: whether a signature on

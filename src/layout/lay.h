@@ -88,6 +88,8 @@ struct lay_map {
     struct sp_range *free;   /* sorted, disjoint, not adjacent, each len > 0 */
     size_t nfree;
     uint64_t free_bytes;    /* sum of free[].len */
+    char forced[512];       /* --force-mounted, and the input may change
+                               (lay_mount_check()'s why), or "" */
     uint64_t meta_read;     /* bytes the layout readers read */
 };
 
