@@ -620,8 +620,9 @@ void cmd_decompress(struct cli *c, const char *path)
 
 /* ---- --compare ---- */
 
-/* The differences found, as a message (status 1), -v's list and the map. */
-static void cd_compare_report(struct cli *c, const struct cli_job *j, const char *tname,
+/* The differences found, as a message, -v's list and the map.  True when
+ * there are any. */
+static bool cd_compare_report(struct cli *c, const struct cli_job *j, const char *tname,
                               const struct osink *o, const struct dec_stats *st)
 {
     const struct osink_diff *d = o->diff;
@@ -635,7 +636,6 @@ static void cd_compare_report(struct cli *c, const struct cli_job *j, const char
         for (size_t i = 0; i < d->n && i < 3 && at < sizeof first - 24; i++)
             at += (size_t)snprintf(first + at, sizeof first - at, "%s%llu", i > 0 ? ", " : "",
                                    (unsigned long long)d->r[i].off);
-        cli_status(c, EXIT_ERR);
         if (!c->quiet)
             cli_msg("%s: differs from %s: %llu bytes in %zu range%s (first at %s)", tname,
                     j->in_name, (unsigned long long)d->bytes, d->n, d->n == 1 ? "" : "s",
@@ -654,6 +654,7 @@ static void cd_compare_report(struct cli *c, const struct cli_job *j, const char
                  tname, j->in_name);
         (void)cli_badmap_write(c, c->bad_map, st->out_bytes, d->r, d->n, what);
     }
+    return d->n > 0;
 }
 
 void cmd_compare(struct cli *c, const char *path)
@@ -674,6 +675,7 @@ void cmd_compare(struct cli *c, const char *path)
     int tfd = open(tname, O_RDONLY | O_CLOEXEC);
     struct osink o;
     struct sp_err err = {0};
+    bool differs = false;
     if (tfd < 0) {
         cli_error(c, "%s: %s", tname, strerror(errno));
     } else if (osink_open_compare(&o, tfd, &err) != 0) {
@@ -681,11 +683,16 @@ void cmd_compare(struct cli *c, const char *path)
     } else {
         struct dec_stats st = {0};
         if (cd_run(c, &j, &o, &st) == 0)
-            cd_compare_report(c, &j, tname, &o, &st);
+            differs = cd_compare_report(c, &j, tname, &o, &st);
         osink_close(&o);
     }
     if (tfd >= 0)
         close(tfd);
     if (j.in_fd != STDIN_FILENO)
         close(j.in_fd);
+    /* cmp's statuses: 0 the same, 1 different, 2 trouble.  Trouble is any
+     * error (the target or the backup unreadable, the backup damaged) or
+     * warning (its index unusable), and wins over a difference, as in cmp:
+     * the comparison may not be what it seems. */
+    c->status = c->status != EXIT_OK ? 2 : differs ? 1 : EXIT_OK;
 }
