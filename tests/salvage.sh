@@ -127,6 +127,47 @@ flip "$T/i.gz" $((pay + 20))
 check "--salvage: the image, the index not used (status 2: a warning)" \
     sh -c "[ $? -eq 2 ] && cmp -s '$T/iout' '$IMG' && grep -q 'index not used' '$T/err'"
 
+section "a forged, self-consistent index on an intact file: gunzip's bytes, never the index's offsets"
+# Every checksum of FORMAT.md 4 recomputed (tests/spz.py forge_consistent):
+# move (a piece claims more bytes, a later one fewer) and swap (two data
+# pieces, not adjacent, swap their lengths), so that the pieces between sit
+# elsewhere.  Salvage took the pieces that failed for damage and placed the
+# others at the offsets the index claims: wrong bytes outside the ranges it
+# reported (status 1).  The data member decodes whole: the index is wrong.
+FC=$T/fc
+python3 -c 'import random, sys
+r = random.Random(3)
+with open(sys.argv[1], "wb") as f:
+    f.write(r.randbytes(1 << 20)); f.write(r.randbytes(100 << 10)); f.write(bytes(2 << 20))
+    f.write(r.randbytes(1536 << 10))' "$FC"
+"$SPIGZ" -c "$FC" > "$T/fc.gz"
+mkdir -p "$T/fcd"
+python3 "$srcdir/tests/spz.py" forge_consistent "$T/fc.gz" "$T/fcd" || fail "spz.py forge_consistent failed"
+for f in move swap; do
+    check "$f: the forged file is a valid gzip file" gzip -t "$T/fcd/$f.gz"
+    rm -f "$T/fo"
+    "$SPIGZ" -d --salvage -o "$T/fo" "$T/fcd/$f.gz" 2> "$T/err"
+    rc=$?
+    check "$f: -d --salvage: gunzip's bytes ($(cmp "$T/fo" "$FC" 2>&1 | head -1))" cmp -s "$T/fo" "$FC"
+    check "$f: -d --salvage: status 2, the index not used, no damage claimed (RC=$rc: $(head -c 300 "$T/err"))" \
+        sh -c "[ $rc -eq 2 ] && grep -q 'index not used' '$T/err' && ! grep -q damaged '$T/err'"
+    "$SPIGZ" -dc --salvage -p2 "$T/fcd/$f.gz" 2> /dev/null | cat > "$T/fo"
+    check "$f: -dc --salvage to a pipe: gunzip's bytes" cmp -s "$T/fo" "$FC"
+    "$SPIGZ" -dc --salvage -p1 "$T/fcd/$f.gz" > "$T/fo" 2> /dev/null
+    check "$f: -dc --salvage -p1 to a file: gunzip's bytes" cmp -s "$T/fo" "$FC"
+    "$SPIGZ" -t --salvage "$T/fcd/$f.gz" 2> "$T/err"
+    check "$f: -t --salvage: status 2 (the index), no damage claimed" \
+        sh -c "[ $? -eq 2 ] && ! grep -q damaged '$T/err'"
+done
+# The same forgery on a damaged file: the data member is damaged, so the
+# index's lengths are what salvage has (FORMAT.md 5): its damage is listed
+cp "$T/fcd/move.gz" "$T/fdm.gz"
+flip "$T/fdm.gz" 2000000
+rm -f "$T/fo"
+"$SPIGZ" -d --salvage -o "$T/fo" "$T/fdm.gz" 2> "$T/err"
+check "a forged index on a damaged file: status 1, damage listed" \
+    sh -c "[ $? -eq 1 ] && grep -q 'damaged, restored as zeros' '$T/err'"
+
 section "the same damage and an intact file agree"
 "$SPIGZ" -d --salvage -o "$T/outok" "$T/img.gz" 2> "$T/err"
 check "--salvage of an intact file: status 0, the image, no message" \
