@@ -353,7 +353,12 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         ok = false;
     }
     osink_set_discard(&o, c->discard);
+    bool ran = ok;
     ok = ok && cd_run(c, j, &o, &st) == 0;
+    uint64_t wrote = o.written + atomic_load(&o.offloaded);
+    if (ran && !ok && o.device && wrote > 0) /* the device is not what it was, nor the image */
+        cli_msg("%s: restore failed after %llu bytes of the image were written: the device "
+                "holds a partial image", out_path, (unsigned long long)wrote);
     osink_close(&o);
     if (ok && o.device && c->verbose > 1)
         cli_msg("%s: %llu bytes zeroed by the device (%s)", out_path,
