@@ -118,26 +118,34 @@ static void cli_say(const char *s)
     (void)!write(STDERR_FILENO, s, strlen(s));
 }
 
+/* What ended the run: a limit is named (gzip says nothing and the shell
+ * says "File size limit exceeded"; "interrupted" would blame a user). */
+static const char *cli_sig_what(int sig)
+{
+    return sig == SIGXFSZ ? "file size limit exceeded (SIGXFSZ)"
+         : sig == SIGXCPU ? "CPU time limit exceeded (SIGXCPU)" : "interrupted";
+}
+
 static void cli_on_signal(int sig)
 {
-    static const char removed[] = ": interrupted, partial output removed\n";
-    static const char plain[] = ": interrupted\n";
     bool rm = cli_tmp_live && unlink(cli_tmp_path) == 0;
     cli_prog_interrupted(); /* end a progress line first */
     cli_say(cli_prog);
+    cli_say(": ");
     if (cli_out.device && cli_dev_written != NULL) {
         /* the device keeps what was written: say how much */
         char n[24];
         size_t k = cli_utoa(n, atomic_load(cli_dev_written));
         n[k] = '\0';
-        cli_say(": ");
         cli_say(cli_out.path);
-        cli_say(": interrupted after ");
+        cli_say(": ");
+        cli_say(cli_sig_what(sig));
+        cli_say(" after ");
         cli_say(n);
         cli_say(" bytes of the image were written: the device holds a partial image\n");
     } else {
-        (void)!write(STDERR_FILENO, rm ? removed : plain,
-                     rm ? sizeof removed - 1 : sizeof plain - 1);
+        cli_say(cli_sig_what(sig));
+        cli_say(rm ? ", partial output removed\n" : "\n");
     }
     /* Die by the same signal, as gzip does, so that the caller sees it: a
      * shell loop stops on one Ctrl-C instead of going on to the next file.
