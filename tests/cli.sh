@@ -145,6 +145,15 @@ mk e2
 run --suffix=_z e2
 rc_is "--suffix=_z" 0
 gz_is "--suffix=_z writes FILE_z" "$W/e2_z" "$R/e2"
+# 30 bytes, gzip's longest (31 is refused, below)
+mk e30
+run -S .12345678901234567890123456789 e30
+rc_is "a 30-byte suffix" 0
+gz_is "a 30-byte suffix: FILE + it" "$W/e30.12345678901234567890123456789" "$R/e30"
+run -d -S .12345678901234567890123456789 e30.12345678901234567890123456789
+rc_is "a 30-byte suffix, -d" 0
+unchanged "a 30-byte suffix, -d: the file back" e30
+rm -f "$W/e30" "$R/e30"
 
 mk f
 echo old > "$W/f.gz"
@@ -593,6 +602,9 @@ done <<'EOF'
 --zero-run 0 inv
 -S '' inv
 -S a/b inv
+-S 1234567890123456789012345678901 inv
+-d -S 1234567890123456789012345678901 inv.gz
+-t -S 1234567890123456789012345678901 inv.gz
 -x inv
 --bogus inv
 -13 inv

@@ -309,6 +309,9 @@ static const struct cli_long cli_longs[] = {
     {"export-index", KEY_EXPORT_INDEX, OPT_ARG},
 };
 
+/* The longest -S suffix gzip takes. */
+#define CLI_SUFFIX_MAX 30
+
 /* The short options. */
 #define CLI_SHORTS "cobpSdtlkfnNvqhVLr"
 
@@ -565,7 +568,10 @@ static void cli_validate(struct cli *c, int nfiles)
         c->threads = cli_online_cpus();
     c->chunk_kib = (c->chunk_kib + 3) & ~(uint64_t)3; /* whole 4 KiB blocks */
     c->zmin_kib = (c->zmin_kib + 3) & ~(uint64_t)3;
-    if (c->suffix[0] == '\0' || strchr(c->suffix, '/') != NULL)
+    /* gzip 1.12 refuses a suffix over 30 bytes (its MAX_SUFFIX), in every
+     * mode; a '/' is spigz's refusal (doc/GZIP.md) */
+    if (c->suffix[0] == '\0' || strlen(c->suffix) > CLI_SUFFIX_MAX ||
+        strchr(c->suffix, '/') != NULL)
         cli_usage_error("invalid suffix '%s'", c->suffix);
     /* Only compression makes pieces; a build without ISA-L has no -1 to -3
      * (engine.h) and says so rather than give other bytes under their names. */
