@@ -540,14 +540,24 @@ void cmd_list_totals(struct cli *c)
 
 /* ---- one input ---- */
 
+/* Whether a name exists as gzip 1.12 asks: through a link with -c or -f
+ * (and -t, -l, which it runs as -c), as a link itself otherwise (which
+ * is then refused as one).  So `gunzip -c FILE` with FILE a dangling link
+ * finds FILE.gz, as gzip does. */
+static int cd_exists(const struct cli *c, const char *path)
+{
+    struct stat st;
+    bool follow = c->to_stdout || c->force || c->mode == MODE_TEST || c->mode == MODE_LIST;
+    return follow ? stat(path, &st) : lstat(path, &st);
+}
+
 /* gzip -d FILE: when FILE does not exist, FILE with the -S suffix, .gz,
- * .z, -z or .Z (the first that exists, as a link too).  NULL: use the name
+ * .z, -z or .Z (the first that exists, cd_exists).  NULL: use the name
  * as given (the message then names FILE with the -S suffix, as gzip's). */
 static char *cd_find_input(const struct cli *c, const char *path)
 {
     static const char *const tries[] = {NULL, ".gz", ".z", "-z", ".Z"};
-    struct stat st;
-    if (lstat(path, &st) == 0 || errno != ENOENT)
+    if (cd_exists(c, path) == 0 || errno != ENOENT)
         return NULL;
     char *has = cd_out_name(c, path); /* a compressed suffix already: no search */
     bool suffixed = has != NULL;
@@ -563,7 +573,7 @@ static char *cd_find_input(const struct cli *c, const char *path)
     memcpy(p, path, n);
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
         strcpy(p + n, tries[i] != NULL ? tries[i] : c->suffix);
-        if (lstat(p, &st) == 0)
+        if (cd_exists(c, p) == 0)
             return p;
     }
     strcpy(p + n, c->suffix); /* the name gzip's message gives */
