@@ -396,7 +396,9 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
 {
     if (ok && !cli_out.special)
         cli_copy_meta(j->out_fd, j, mtime);
-    if (ok && remove_input && fsync(j->out_fd) != 0) {
+    /* synced before the input goes; with --synchronous always, as gzip
+     * (which takes EINVAL, a FIFO's or a device's, for done) */
+    if (ok && (remove_input || c->synchronous) && fsync(j->out_fd) != 0 && errno != EINVAL) {
         cli_error(c, "%s: %s", j->out_name, strerror(errno));
         ok = false;
     }
@@ -405,6 +407,11 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
         ok = false;
     }
     ok = cli_out_done(c, ok);
+    if (ok && c->synchronous && !remove_input && !cli_out.special &&
+        cli_sync_dir(cli_out.path) != 0) {
+        cli_error(c, "%s: cannot sync its directory: %s", cli_out.path, strerror(errno));
+        ok = false;
+    }
     if (ok && remove_input) {
         if (cli_sync_dir(cli_out.path) != 0)
             cli_warn(c, "%s: cannot sync its directory (%s): %s kept", cli_out.path,

@@ -367,7 +367,7 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     /* -N: the stored time stamp, when there is one. */
     struct timespec mt = {0, 0}, *mtp = NULL;
     uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime; /* any member's, as gzip */
-    if (ok && c->store_name && c->name_set && stored != 0) {
+    if (ok && c->store_time && stored != 0) { /* -N or -M */
         mt.tv_sec = (time_t)stored;
         mtp = &mt;
     }
@@ -434,7 +434,7 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
     if (c->verbose && l != NULL) {
         char when[32] = "";
         time_t t = st->st_mtime;
-        if (c->store_name && c->name_set && l->mtime != 0)
+        if (c->store_time && l->mtime != 0) /* -N or -M */
             t = (time_t)l->mtime;
         struct tm tm;
         if (localtime_r(&t, &tm) != NULL)
