@@ -6,7 +6,7 @@
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need gzip python3 cmp stat mkfifo timeout script od seq head
+need gzip python3 cmp stat mkfifo timeout script od seq head strace
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 
 # Every spigz run happens in $W with relative names, as a user would type.
@@ -145,6 +145,15 @@ mk e2
 run --suffix=_z e2
 rc_is "--suffix=_z" 0
 gz_is "--suffix=_z writes FILE_z" "$W/e2_z" "$R/e2"
+# 30 bytes, gzip's longest (31 is refused, below)
+mk e30
+run -S .12345678901234567890123456789 e30
+rc_is "a 30-byte suffix" 0
+gz_is "a 30-byte suffix: FILE + it" "$W/e30.12345678901234567890123456789" "$R/e30"
+run -d -S .12345678901234567890123456789 e30.12345678901234567890123456789
+rc_is "a 30-byte suffix, -d" 0
+unchanged "a 30-byte suffix, -d: the file back" e30
+rm -f "$W/e30" "$R/e30"
 
 mk f
 echo old > "$W/f.gz"
@@ -593,6 +602,9 @@ done <<'EOF'
 --zero-run 0 inv
 -S '' inv
 -S a/b inv
+-S 1234567890123456789012345678901 inv
+-d -S 1234567890123456789012345678901 inv.gz
+-t -S 1234567890123456789012345678901 inv.gz
 -x inv
 --bogus inv
 -13 inv
@@ -665,6 +677,76 @@ run -d -f -o self.gz self.gz
 check "-d -o INPUT INPUT: exit 1" [ "$RC" -eq 1 ]
 check "-d -o INPUT INPUT: says so" grep -q "self.gz: input and output are the same file" "$T/err"
 check "-d -o INPUT INPUT: input intact" cmp -s "$W/self.gz" "$T/self.gz.ref"
+
+# gzip 1.12's options -m, -M, -a/--ascii, --silent, --synchronous: taken as
+# gzip takes them (spigz refused them all).  MTIME is header bytes 4-7, the
+# name follows the 10-byte header when FLG (byte 3) has 0x08.
+section "-m -M -a --silent --synchronous, as gzip"
+mk tm
+touch -d @1234567890 "$W/tm"
+# hdr FILE: "MTIME FNAME-flag" of a gzip file's first member
+hdr() { od -An -tu1 -j3 -N5 "$1" | awk '{ print $2 + 256 * ($3 + 256 * ($4 + 256 * $5)), ($1 >= 8) ? "name" : "noname" }'; }
+for o in "" -m -M -n "-n -M" "-N -m" "-m -N" -nm -Mm -mM; do
+    # shellcheck disable=SC2086 # $o: zero to two words
+    run -c $o tm
+    rc_is "-c $o" 0
+    (cd "$W" && gzip -c $o tm) > "$T/g.gz"
+    check "-c $o: MTIME and name as gzip's ($(hdr "$T/out"), gzip $(hdr "$T/g.gz"))" \
+        [ "$(hdr "$T/out")" = "$(hdr "$T/g.gz")" ]
+    gz_is "-c $o: the content" "$T/out" "$R/tm"
+done
+(cd "$W" && gzip -c tm) > "$T/tm.gz"
+for o in "" -N -M -m "-N -m" "-m -N" "-n -M" "-M -n"; do
+    for p in g s; do
+        rm -rf "$W/$p" && mkdir "$W/$p" && cp "$T/tm.gz" "$W/$p/x.gz" && touch -d @1500000000 "$W/$p/x.gz"
+    done
+    (cd "$W/g" && gzip -d $o x.gz)
+    # shellcheck disable=SC2086
+    (cd "$W/s" && "$SPIGZ" -d $o x.gz) 2> "$T/err"
+    got=$(cd "$W/s" && stat -c '%n %Y' -- *) want=$(cd "$W/g" && stat -c '%n %Y' -- *)
+    check "-d $o: the name and time gzip restores ('$got', gzip '$want')" [ "$got" = "$want" ]
+done
+rm -rf "$W/g" "$W/s"
+for o in -a --ascii -qa "-a -q" "--silent -a"; do
+    # shellcheck disable=SC2086
+    run -c $o tm
+    rc_is "-c $o: status 0, as gzip" 0
+    gz_is "-c $o: the content" "$T/out" "$R/tm"
+    case $o in
+        *q*|*silent*) err_empty "-c $o: quiet" ;;
+        *) err_has "-c $o: says it is ignored, as gzip" "option --ascii ignored on this system" ;;
+    esac
+done
+cp "$T/tm.gz" "$W/h2.gz"
+run --silent h2.gz
+rc_is "--silent is -q: FILE.gz already has the suffix" 0
+err_empty "--silent is -q: no 'already has .gz suffix'"
+rm -f "$W/h2.gz"
+mk sy
+run -k --synchronous sy
+rc_is "--synchronous -k" 0
+gz_is "--synchronous -k" "$W/sy.gz" "$R/sy"
+rm -f "$W/sy.gz"
+(cd "$W" && strace -f -e trace=fsync,fdatasync -o "$T/st" "$SPIGZ" -k --synchronous sy)
+check "--synchronous -k: the output and its directory are synced ($(grep -c sync "$T/st") calls)" \
+    [ "$(grep -cE 'f(data)?sync\([0-9]+\) += 0' "$T/st")" -ge 2 ]
+rm -f "$W/sy.gz"
+(cd "$W" && strace -f -e trace=fsync,fdatasync -o "$T/st" "$SPIGZ" -k sy)
+check "without it, -k syncs nothing" [ "$(grep -cE 'f(data)?sync\(' "$T/st")" -eq 0 ]
+run -d -k -f --synchronous sy.gz
+rc_is "-d --synchronous" 0
+unchanged "-d --synchronous: the file" sy
+for e in -m -M -a --ascii --synchronous; do
+    CMD="GZIP=$e spigz -c sy"
+    (cd "$W" && GZIP=$e exec "$SPIGZ" -c sy) > /dev/null 2> "$T/err"
+    RC=$?
+    rc_is "GZIP=$e: not valid there, as gzip" 1
+done
+CMD="GZIP=--silent spigz -c sy"
+(cd "$W" && GZIP=--silent exec "$SPIGZ" -c sy) > "$T/out" 2> "$T/err"
+RC=$?
+rc_is "GZIP=--silent: valid, as -q" 0
+err_empty "GZIP=--silent: quiet, no deprecation warning"
 
 # Pipes at pipe speed: the buffer of a pipe spigz reads or writes is raised
 # to 1 MiB (pipe.h), compressing and decompressing; the bytes are the same

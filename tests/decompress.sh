@@ -660,6 +660,26 @@ for n in a.gz b-gz c.z d-z e_z f.tgz g.taz h.GZ i.Z j .gz k.gz.gz l.tar.gz m.zip
     done
 done
 rm -rf "$W/g" "$W/s"
+# FILE a dangling link, FILE.gz there: gzip looks FILE up through the link
+# with -c, -f, -t and -l (finding nothing, it tries FILE.gz), as a link
+# otherwise (and refuses it): the same status, output and files after.
+for o in -c -cf "" -f -t -l -k -kf -tf; do
+    rm -rf "$W/g" "$W/s"
+    mkdir "$W/g" "$W/s"
+    for d in g s; do cp "$D/fh.gz" "$W/$d/file.gz"; ln -s nowhere "$W/$d/file"; done
+    (cd "$W/g" && timeout 20 gzip -d $o file) > "$T/g.out" 2> "$T/g.err"
+    g=$?
+    (cd "$W/s" && timeout 20 "$SPIGZ" -d $o file) > "$T/out" 2> "$T/err"
+    RC=$? CMD="spigz -d $o file"
+    got=$(cd "$W/s" && find . -printf '%y%p\n' | sort | tr '\n' ' ') wnt=$(cd "$W/g" && find . -printf '%y%p\n' | sort | tr '\n' ' ')
+    check "-d $o on a dangling link FILE beside FILE.gz: status $RC, files '$got'; gzip: status $g, files '$wnt' ($(errtext))" \
+        [ "$RC:$got" = "$g:$wnt" ]
+    case $o in
+        -c*) same "-d $o on a dangling link: FILE.gz's content out" "$T/out" "$D/fh" ;;
+        -l) check "-d -l on a dangling link: FILE.gz listed" grep -q " file\$" "$T/out" ;;
+    esac
+done
+rm -rf "$W/g" "$W/s"
 
 cp "$D/fh.gz" "$W/x.gz"
 sp -d -k x.gz

@@ -18,8 +18,7 @@ need python3 cmp losetup mount umount mkfs.ext4 timeout fincore strace
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
 M=$((1024 * 1024))
-# The loop devices attached, one a line: a file, since attach runs in a
-# command substitution's subshell, whose variables the cleanup never sees.
+# The loop devices attached, one a line in a file the cleanup reads.
 LOOPS=$T/loops
 cleanup_loops() {
     local l
@@ -28,12 +27,14 @@ cleanup_loops() {
     cleanup
 }
 trap cleanup_loops EXIT
-# attach FILE: a loop device on FILE (echoed), kept for the cleanup.
+# attach FILE VAR: a loop device on FILE, named in VAR and kept for the
+# cleanup (not in a command substitution, whose LOOPS+= the trap never saw:
+# the devices outlived the test).
 attach() {
     local l
     l=$(losetup --find --show "$1") || { fail "cannot attach a loop device on $1"; return 1; }
     echo "$l" >> "$LOOPS"
-    echo "$l"
+    printf -v "$2" '%s' "$l"
 }
 # fill DEV: old data (random) all over it.
 fill() { python3 -c "import os,sys; open(sys.argv[1],'r+b').write(os.urandom(int(sys.argv[2])))" "$1" "$2"; }
@@ -59,7 +60,7 @@ same_prefix() { cmp -s -n "$2" "$1" "$3"; }
 
 section "onto a device larger than the image, holding old data"
 truncate -s $((64 * M)) "$T/big"
-BIG=$(attach "$T/big") || exit 1
+attach "$T/big" BIG || exit 1
 fill "$BIG" $((64 * M))
 cp "$T/big" "$T/big.before"
 "$SPIGZ" -d -vv -o "$BIG" "$T/img.gz" 2> "$T/err"
@@ -107,14 +108,14 @@ check "--discard onto a file is an error" sh -c "grep -q 'discard is for block d
 
 section "a device of exactly the image's size"
 truncate -s $((40 * M)) "$T/exact"
-EX=$(attach "$T/exact") || exit 1
+attach "$T/exact" EX || exit 1
 fill "$EX" $((40 * M))
 "$SPIGZ" -d -o "$EX" "$T/img.gz"
 check "exact size: status 0 and the image" sh -c "[ $? -eq 0 ] && cmp -s '$EX' '$IMG'"
 
 section "a device too small"
 truncate -s $((32 * M)) "$T/small"
-SM=$(attach "$T/small") || exit 1
+attach "$T/small" SM || exit 1
 fill "$SM" $((32 * M))
 cp "$T/small" "$T/small.before"
 "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
@@ -125,6 +126,28 @@ check "... not a byte written" cmp -s "$SM" "$T/small.before"
 check "without an index: status 1" test $? -eq 1
 check "... the error says the image is larger than the device" grep -q "$SM: the image is larger than the device, which ends at 33554432 bytes" "$T/err"
 check "... what fits was written" same_prefix "$SM" $((32 * M)) "$IMG"
+check "... and the device is said to hold a partial image ($(tail -c 300 "$T/err"))" \
+    grep -Eq "spigz: $SM: restore failed after [0-9]+ bytes of the image were written: the device holds a partial image" "$T/err"
+"$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
+check "refused before writing: no partial image claimed" sh -c "! grep -q 'partial image' '$T/err'"
+
+section "a failed restore says the device holds a partial image"
+for how in cut damaged; do
+    fill "$BIG" $((64 * M))
+    if [ $how = cut ]; then
+        head -c $(($(wc -c < "$T/img.gz") / 2)) "$T/img.gz" > "$T/bad.gz"
+    else
+        cp "$T/ni.gz" "$T/bad.gz"
+        python3 -c 'import sys
+p = sys.argv[1]; d = bytearray(open(p, "rb").read())
+for i in range(len(d) // 2, len(d) // 2 + 64): d[i] ^= 0x5a
+open(p, "wb").write(d)' "$T/bad.gz"
+    fi
+    "$SPIGZ" -d -o "$BIG" "$T/bad.gz" 2> "$T/err"
+    check "$how backup onto a device: status 1" test $? -eq 1
+    check "$how backup: the device is named, holding a partial image ($(head -c 300 "$T/err"))" \
+        grep -Eq "spigz: $BIG: restore failed after [1-9][0-9]* bytes of the image were written: the device holds a partial image" "$T/err"
+done
 
 section "mounted devices are refused"
 fill "$SM" $((32 * M))

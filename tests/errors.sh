@@ -314,6 +314,19 @@ sig HUP o
 sig TERM o
 sig XCPU file
 sig XFSZ o
+# A real file size limit (ulimit -f, SIGXFSZ not ignored): the kernel's
+# signal is named for what it is, as the shell names it, not "interrupted"
+# (gzip itself says nothing and dies by it too)
+for args in "-k big" "-d -k big.gz"; do
+    [ "$args" = "-d -k big.gz" ] && "$SPIGZ" -k "$W/big" 2> /dev/null && cp "$W/big.gz" "$R/big.gz"
+    (cd "$W" && ulimit -c 0 && ulimit -f 8192 && exec env --default-signal=XFSZ "$SPIGZ" -f $args) 2> "$T/err"
+    RC=$? CMD="spigz -f $args (ulimit -f 8192)"
+    rc_is "a file size limit ($args): killed by SIGXFSZ" $((128 + $(kill -l XFSZ)))
+    err_has "a file size limit ($args): named" "file size limit exceeded (SIGXFSZ), partial output removed"
+    if grep -q interrupted "$T/err"; then fail "a file size limit ($args): called an interruption"; else pass; fi
+done
+only "a file size limit: no stray files" big big.gz
+rm -f "$W/big.gz" "$R/big.gz"
 # -c: nothing to remove, and no claim that something was
 stall_start $((8 * M)) -c big > /dev/null
 kill -s INT "$pid"

@@ -870,7 +870,8 @@ def op_dc_pipe(c):
     rng = c.rng
     f = c.fresh(".gz")
     c.add_gz(f, c.gzfile())
-    o = opts(rng, [("-v", .2), ("-q", .1), ("-f", .1), ("-N", .1), ("-n", .05), ("-k", .05)])
+    o = opts(rng, [("-v", .2), ("-q", .1), ("-f", .1), ("-N", .1), ("-n", .05), ("-k", .05),
+                    ("--silent", .03), ("-a", .03)])
     c.cmd = cmdline(rng, rng.choice(DC), o, [c.arg(f)])
     c.stdout = rng.choice(["pipe", "pipe", "file"])
 
@@ -999,7 +1000,8 @@ def op_d_inplace(c):
         out = f[:-len(s)] if custom else strip_suffix(f)
         c.names.add(out)
         existing_output(c, out)
-    o = opts(rng, [("-f", .3), ("-k", .3), ("-N", .2), ("-n", .08), ("-v", .25), ("-q", .08)])
+    o = opts(rng, [("-f", .3), ("-k", .3), ("-N", .2), ("-n", .08), ("-v", .25), ("-q", .08),
+                    ("-M", .06), ("-m", .04), ("--synchronous", .03)])
     if custom:
         o.insert(rng.randrange(len(o) + 1), rng.choice(
             ["-S " + shlex.quote(suf), "--suffix=" + shlex.quote(suf), "-S" + shlex.quote(suf),
@@ -1096,7 +1098,7 @@ def op_list(c):
         c.add_gz(f, g)
         gzs.append(g)
         args.append(c.arg(f))
-    o = opts(rng, [("-v", .35), ("-N", .2), ("-q", .05), ("-n", .05)])
+    o = opts(rng, [("-v", .35), ("-N", .2), ("-q", .05), ("-n", .05), ("-M", .06), ("-m", .04)])
     pre = rng.choice(["-l", "--list", "-l", "-lv"])
     r = rng.random()
     if r < 0.2:
@@ -1125,7 +1127,8 @@ def op_c_inplace(c):
         if rng.random() < 0.2:
             c.add(f + suf, Content(gen_bytes(rng, rng.choice([0, 10, 5000]))), 0o644,
                   "existing output")
-    o = opts(rng, [("-k", .3), ("-f", .3), ("-N", .1), ("-n", .15), ("-v", .25), ("-q", .08)])
+    o = opts(rng, [("-k", .3), ("-f", .3), ("-N", .1), ("-n", .15), ("-v", .25), ("-q", .08),
+                    ("-m", .08), ("-M", .04), ("--synchronous", .05), ("-a", .02)])
     if rng.random() < 0.5:
         o.append(rng.choice(["-%d" % rng.randint(1, 9), "--fast", "--best"]))
     if custom:
@@ -1140,7 +1143,8 @@ def op_c_stdout(c):
     f = c.fresh(rng.choice(["", ".txt", ".gz"]))
     c.add(f, gen_content(rng) if not c.big else gen_big(rng))
     q = shlex.quote(f)
-    o = opts(rng, [("-n", .2), ("-N", .1), ("-v", .1), ("-q", .05), ("-f", .05)])
+    o = opts(rng, [("-n", .2), ("-N", .1), ("-v", .1), ("-q", .05), ("-f", .05), ("-m", .1),
+                    ("-M", .05)])
     if rng.random() < 0.5:
         o.append("-%d" % rng.randint(1, 9))
     r = rng.random()
@@ -1226,7 +1230,7 @@ def op_env(c):
     """The GZIP environment variable."""
     rng = c.rng
     c.env["GZIP"] = rng.choice(["-q", "-v", "-1", "-9", "-n", "-N", "--fast", "-c", "-q -v",
-                                "--rsyncable", "-k"])
+                                "--rsyncable", "-k", "--silent", "-m", "-a", "--synchronous"])
     rng.choice([op_dc_pipe, op_d_inplace, op_c_inplace, op_c_stdout, op_test])(c)
 
 

@@ -302,4 +302,49 @@ for f in empty empty-tail; do
         [ "$s" -eq "$g" ] && [ "$g" -eq 1 ]
     check "the incomplete code decoding to nothing ($f): gzip's message" grep -q "format violated" "$T/err"
 done
+section "5. a dynamic header with no code-length code: gzip's \"format violated\""
+# HCLEN + 4 code-length lengths all 0 (GNU gzip's bug#33501): gzip refuses
+# the header at once; zlib reads each length as 0 from one bit and fails
+# only some 34 bytes later, so with fewer bytes after it, spigz said
+# "unexpected end of file".  Alone, with bytes after it, after 100 KB of
+# output (stored blocks), and as a second member: gzip's message, status
+# and output, by name, from stdin, from a pipe, with zlib alone, and -t.
+"$PY3" - "$T" <<'PYEOF'
+import os, random, struct, sys, zlib
+t = sys.argv[1]
+HDR = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
+bad = bytes([0x64, 0, 0, 0])           # dynamic, HLIT 12, HDIST 0, HCLEN 0: 4 zero lengths
+data = random.Random(5).randbytes(100000)
+stored = b""
+for i in range(0, len(data), 65535):  # non-final stored blocks
+    part = data[i:i + 65535]
+    stored += b"\x00" + struct.pack("<HH", len(part), len(part) ^ 0xffff) + part
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+first = c.compress(b"first member " * 1000) + c.flush()
+cases = {"alone": HDR + bad, "tail8": HDR + bad + bytes(8), "tail30": HDR + bad + b"\xff" * 30,
+         "after-output": HDR + stored + bad + bytes(12),
+         "second-member": first + HDR + bad + bytes(20)}
+for name, d in cases.items():
+    open(os.path.join(t, "nl-%s.gz" % name), "wb").write(d)
+PYEOF
+for n in alone tail8 tail30 after-output second-member; do
+    f=$T/nl-$n.gz
+    gzip -dc < "$f" > "$T/g.out" 2> "$T/g.err"; g=$?
+    check "$n: gzip says format violated (status $g)" sh -c "[ $g -eq 1 ] && grep -q 'format violated' '$T/g.err'"
+    for how in named stdin pipe zlib test; do
+        case $how in
+            named) "$SPIGZ" -dc "$f" ;;
+            stdin) "$SPIGZ" -dc < "$f" ;;
+            pipe) cat "$f" | "$SPIGZ" -dc ;;
+            zlib) SPIGZ_INFLATE=zlib "$SPIGZ" -dc "$f" ;;
+            test) "$SPIGZ" -t "$f" ;;
+        esac > "$T/s.out" 2> "$T/err"
+        s=$?
+        check "$n ($how): status 1 and gzip's message ($(head -c 200 "$T/err"))" \
+            sh -c "[ $s -eq 1 ] && grep -q 'invalid compressed data--format violated' '$T/err'"
+        [ $how = test ] || check "$n ($how): gzip's output ($(wc -c < "$T/s.out") bytes, gzip $(wc -c < "$T/g.out"))" \
+            cmp -s "$T/s.out" "$T/g.out"
+    done
+done
+
 finish

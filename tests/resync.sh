@@ -218,8 +218,15 @@ for f in spz gz; do
 print(len(zlib.decompressobj(31).decompress(open(sys.argv[1], "rb").read())))' cut.$f)
         check "$f cut at $cut%: $n bytes restored, zlib decodes $want" [ "$n" = "$want" ]
         check "$f cut at $cut%: the output is the original's prefix" cmp -s out <(head -c "$n" img)
+        # the lost end has no length: said so, not as 2^64 - n bytes
+        check "$f cut at $cut%: the message says the rest from $n on is lost ($(head -c 300 err))" \
+            grep -q "everything from offset $n on is damaged or missing: its length is unknown" err
+        check "$f cut at $cut%: no wrapped length (2^64 - n) in the message" \
+            sh -c "! grep -Eq '[0-9]{19}' err"
     done
 done
+"$SPIGZ" -d --salvage -v -o out2 cut.gz 2> err
+check "gz cut, -v: the range listed without a length" grep -q ": bad [0-9]*+ (to the end, length unknown)" err
 
 # ==== 7. several members: the ones after the damage are intact ====
 section "7. two members, the first damaged"

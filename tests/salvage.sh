@@ -11,12 +11,17 @@
 # --compare BACKUP TARGET: status 0 when the target holds the image, 1 with
 # the exact ranges that differ; a sparse target's holes are zeros; a target
 # past the image's end is not compared; a damaged backup is an error, never
-# "identical".
+# "identical".  Statuses are cmp's: 2 for trouble (a damaged backup, a
+# target that cannot be read, which the message names: never the backup).
+# Targets of every kind end: a character device (/dev/null, /dev/zero), a
+# FIFO, a short file.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need python3 cmp gzip ddrescuelog losetup truncate
+need python3 cmp gzip ddrescuelog losetup truncate timeout mkfifo
+: "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
+[ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
 M=$((1024 * 1024))
 IMG=$T/img
@@ -122,6 +127,47 @@ flip "$T/i.gz" $((pay + 20))
 check "--salvage: the image, the index not used (status 2: a warning)" \
     sh -c "[ $? -eq 2 ] && cmp -s '$T/iout' '$IMG' && grep -q 'index not used' '$T/err'"
 
+section "a forged, self-consistent index on an intact file: gunzip's bytes, never the index's offsets"
+# Every checksum of FORMAT.md 4 recomputed (tests/spz.py forge_consistent):
+# move (a piece claims more bytes, a later one fewer) and swap (two data
+# pieces, not adjacent, swap their lengths), so that the pieces between sit
+# elsewhere.  Salvage took the pieces that failed for damage and placed the
+# others at the offsets the index claims: wrong bytes outside the ranges it
+# reported (status 1).  The data member decodes whole: the index is wrong.
+FC=$T/fc
+python3 -c 'import random, sys
+r = random.Random(3)
+with open(sys.argv[1], "wb") as f:
+    f.write(r.randbytes(1 << 20)); f.write(r.randbytes(100 << 10)); f.write(bytes(2 << 20))
+    f.write(r.randbytes(1536 << 10))' "$FC"
+"$SPIGZ" -c "$FC" > "$T/fc.gz"
+mkdir -p "$T/fcd"
+python3 "$srcdir/tests/spz.py" forge_consistent "$T/fc.gz" "$T/fcd" || fail "spz.py forge_consistent failed"
+for f in move swap; do
+    check "$f: the forged file is a valid gzip file" gzip -t "$T/fcd/$f.gz"
+    rm -f "$T/fo"
+    "$SPIGZ" -d --salvage -o "$T/fo" "$T/fcd/$f.gz" 2> "$T/err"
+    rc=$?
+    check "$f: -d --salvage: gunzip's bytes ($(cmp "$T/fo" "$FC" 2>&1 | head -1))" cmp -s "$T/fo" "$FC"
+    check "$f: -d --salvage: status 2, the index not used, no damage claimed (RC=$rc: $(head -c 300 "$T/err"))" \
+        sh -c "[ $rc -eq 2 ] && grep -q 'index not used' '$T/err' && ! grep -q damaged '$T/err'"
+    "$SPIGZ" -dc --salvage -p2 "$T/fcd/$f.gz" 2> /dev/null | cat > "$T/fo"
+    check "$f: -dc --salvage to a pipe: gunzip's bytes" cmp -s "$T/fo" "$FC"
+    "$SPIGZ" -dc --salvage -p1 "$T/fcd/$f.gz" > "$T/fo" 2> /dev/null
+    check "$f: -dc --salvage -p1 to a file: gunzip's bytes" cmp -s "$T/fo" "$FC"
+    "$SPIGZ" -t --salvage "$T/fcd/$f.gz" 2> "$T/err"
+    check "$f: -t --salvage: status 2 (the index), no damage claimed" \
+        sh -c "[ $? -eq 2 ] && ! grep -q damaged '$T/err'"
+done
+# The same forgery on a damaged file: the data member is damaged, so the
+# index's lengths are what salvage has (FORMAT.md 5): its damage is listed
+cp "$T/fcd/move.gz" "$T/fdm.gz"
+flip "$T/fdm.gz" 2000000
+rm -f "$T/fo"
+"$SPIGZ" -d --salvage -o "$T/fo" "$T/fdm.gz" 2> "$T/err"
+check "a forged index on a damaged file: status 1, damage listed" \
+    sh -c "[ $? -eq 1 ] && grep -q 'damaged, restored as zeros' '$T/err'"
+
 section "the same damage and an intact file agree"
 "$SPIGZ" -d --salvage -o "$T/outok" "$T/img.gz" 2> "$T/err"
 check "--salvage of an intact file: status 0, the image, no message" \
@@ -160,8 +206,8 @@ head -c 4096 /dev/urandom >> "$T/long"
 check "a longer target: status 0, the rest not compared" \
     sh -c "[ $? -eq 0 ] && grep -q '4096 bytes past the image' '$T/err'"
 "$SPIGZ" --compare "$T/d.gz" "$IMG" 2> "$T/err"
-check "a damaged backup is an error, never identical" \
-    sh -c "[ $? -eq 1 ] && ! grep -q identical '$T/err' && grep -q 'd.gz' '$T/err'"
+check "a damaged backup is trouble (status 2), never identical" \
+    sh -c "[ $? -eq 2 ] && ! grep -q identical '$T/err' && grep -q 'd.gz' '$T/err'"
 gzip -c "$IMG" > "$T/foreign.gz"
 "$SPIGZ" --compare "$T/foreign.gz" "$T/mod" 2> "$T/err"
 check "a gzip file (sequential): the same differences" grep -q "differs from .*: 12 bytes in 3 ranges" "$T/err"
@@ -175,6 +221,64 @@ if LOOPDEV=$(losetup --find --show "$T/mod" 2>/dev/null); then
 else
     fail "cannot attach a loop device"
 fi
+
+section "--compare: targets of every kind end, read errors are the target's"
+# (a 60 s bound: before the fix /dev/null and /dev/zero spun for ever)
+for gz in img.gz foreign.gz; do
+    timeout 60 "$SPIGZ" --compare "$T/$gz" /dev/null 2> "$T/err"
+    check "$gz against /dev/null: it ends, status 1, all of it differs" \
+        sh -c "[ $? -eq 1 ] && grep -q '/dev/null: differs from .*: $((24 * M)) bytes in 1 range (first at 0)' '$T/err'"
+    timeout 60 "$SPIGZ" --compare "$T/$gz" /dev/zero 2> "$T/err"
+    check "$gz against /dev/zero: it ends, status 1, the data differs" \
+        sh -c "[ $? -eq 1 ] && grep -q '/dev/zero: differs from ' '$T/err'"
+done
+zimg=$T/zimg
+head -c $((3 * M)) /dev/zero > "$zimg"
+"$SPIGZ" -c "$zimg" > "$T/zimg.gz"
+timeout 60 "$SPIGZ" --compare "$T/zimg.gz" /dev/zero 2> "$T/err"
+check "an image of zeros against /dev/zero: identical (status 0)" sh -c "[ $? -eq 0 ] && [ ! -s '$T/err' ]"
+mkfifo "$T/fifo"
+for what in whole short long; do
+    case $what in
+        whole) feed() { cat "$IMG"; } ;;
+        short) feed() { head -c $((5 * M + 3)) "$IMG"; } ;;
+        long) feed() { cat "$IMG" "$IMG"; } ;;
+    esac
+    feed > "$T/fifo" 2> /dev/null &
+    fpid=$!
+    timeout 60 "$SPIGZ" --compare -v "$T/img.gz" "$T/fifo" 2> "$T/err"
+    rc=$?
+    kill "$fpid" 2> /dev/null
+    wait "$fpid" 2> /dev/null
+    case $what in
+        whole|long) check "a FIFO holding the image ($what): status 0, identical" \
+            sh -c "[ $rc -eq 0 ] && grep -q 'fifo: identical to' '$T/err'" ;;
+        short) check "a FIFO holding less: status 1, the rest differs" \
+            sh -c "[ $rc -eq 1 ] && grep -q 'fifo: differs from .*: $((19 * M - 3)) bytes in 1 range (first at $((5 * M + 3)))' '$T/err'" ;;
+    esac
+done
+"$SPIGZ" --compare "$T/img.gz" < "$IMG" /dev/stdin 2> "$T/err"
+check "standard input (a file) as the target: identical" test $? -eq 0
+cat "$IMG" | "$SPIGZ" --compare "$T/img.gz" /dev/stdin 2> "$T/err"
+check "standard input (a pipe) as the target: identical" test $? -eq 0
+# A bad sector of the target: the error names the target, status 2 (cmp's
+# trouble): never the backup, never "differs"
+for gz in img.gz foreign.gz; do
+    LD_PRELOAD=$FAULT_SO FAULT_EIO_FILE=$IMG FAULT_EIO_RANGES=$((11 * M))+4096 \
+        "$SPIGZ" --compare "$T/$gz" "$IMG" 2> "$T/err"
+    rc=$?
+    check "$gz, a target read error: status 2 (trouble), not 1 (RC=$rc)" test "$rc" -eq 2
+    check "$gz, a target read error: the message names the target ($(head -c 200 "$T/err"))" \
+        grep -q "^spigz: $IMG: read error.*Input/output error" "$T/err"
+    check "$gz, a target read error: the backup is not blamed" sh -c "! grep -q '$gz' '$T/err'"
+done
+LD_PRELOAD=$FAULT_SO FAULT_EIO_FILE=$T/img.gz FAULT_EIO_RANGES=100000+4096 \
+    "$SPIGZ" --compare "$T/img.gz" "$IMG" 2> "$T/err"
+check "a backup read error: status 2, the backup named" \
+    sh -c "[ $? -eq 2 ] && grep -q 'img.gz: read error' '$T/err'"
+"$SPIGZ" --compare "$T/img.gz" "$T/nonexistent" 2> "$T/err"
+check "a missing target: status 2" sh -c "[ $? -eq 2 ] && grep -q 'nonexistent: No such file' '$T/err'"
+
 "$SPIGZ" --compare "$T/img.gz" 2> "$T/err"
 check "--compare with one operand: usage error" sh -c "[ $? -eq 1 ] && grep -q 'compare takes a backup' '$T/err'"
 

@@ -333,8 +333,10 @@ def cmd_forge_consistent(path, out):
     """Indexes a forger made self-consistent (every checksum right, the
     pieces' CRC-32s fixed up to match the member's), which only the pieces'
     own checks (FORMAT.md 7-8) can refuse.  out/NAME.gz and out/list with
-    "NAME FIRST_MISPLACED_OFFSET LENGTH": the content range the forged index
-    puts elsewhere."""
+    "NAME FIRST_MISPLACED_OFFSET LENGTH": where the forged index puts the
+    first misplaced piece, and how much content it misplaces.  move: one
+    piece claims d bytes more, a later one d fewer; swap (when two data
+    pieces not adjacent differ in length): they swap their lengths."""
     s = Spz(open(path, "rb").read())
     P = s.pieces
     want = crc_of(P)
@@ -355,6 +357,18 @@ def cmd_forge_consistent(path, out):
     with open(os.path.join(out, "move.gz"), "wb") as f:
         f.write(rebuild(s, recs=r))
     lst.append("move %d %d" % (P[k + 1]["uoff"] + d, P[k + 1]["ulen"]))
+    # Two data pieces k < j, not adjacent, of different lengths, that swap
+    # them: every piece between them sits ulen_j - ulen_k bytes off.
+    pairs = [(k, j) for k in kd for j in kd
+             if j >= k + 2 and P[k]["ulen"] != P[j]["ulen"]]
+    if pairs:
+        k, j = pairs[0]
+        r = copy.deepcopy(P)
+        r[k]["ulen"], r[j]["ulen"] = P[j]["ulen"], P[k]["ulen"]
+        fix_crc(r, j, want)
+        with open(os.path.join(out, "swap.gz"), "wb") as f:
+            f.write(rebuild(s, recs=r))
+        lst.append("swap %d %d" % (P[k]["uoff"] + P[j]["ulen"], P[j]["uoff"] - P[k + 1]["uoff"]))
     with open(os.path.join(out, "list"), "w") as f:
         f.write("\n".join(lst) + "\n")
 

@@ -133,29 +133,37 @@ static void cli_say(const char *s)
     (void)!write(STDERR_FILENO, s, strlen(s));
 }
 
+/* What ended the run: a limit is named (gzip says nothing and the shell
+ * says "File size limit exceeded"; "interrupted" would blame a user). */
+static const char *cli_sig_what(int sig)
+{
+    return sig == SIGXFSZ ? "file size limit exceeded (SIGXFSZ)"
+         : sig == SIGXCPU ? "CPU time limit exceeded (SIGXCPU)" : "interrupted";
+}
+
 static void cli_on_signal(int sig)
 {
-    static const char removed[] = ": interrupted, partial output removed\n";
-    static const char plain[] = ": interrupted\n";
     bool rm = false;
     for (int i = 0; i < CLI_TMP_SLOTS; i++)
         if (cli_tmps[i].live && unlinkat(cli_tmps[i].dfd, cli_tmps[i].name, 0) == 0 && i == 0)
             rm = true;
     cli_prog_interrupted(); /* end a progress line first */
     cli_say(cli_prog);
+    cli_say(": ");
     if (cli_out.device && cli_dev_written != NULL) {
         /* the device keeps what was written: say how much */
         char n[24];
         size_t k = cli_utoa(n, atomic_load(cli_dev_written));
         n[k] = '\0';
-        cli_say(": ");
         cli_say(cli_out.path);
-        cli_say(": interrupted after ");
+        cli_say(": ");
+        cli_say(cli_sig_what(sig));
+        cli_say(" after ");
         cli_say(n);
         cli_say(" bytes of the image were written: the device holds a partial image\n");
     } else {
-        (void)!write(STDERR_FILENO, rm ? removed : plain,
-                     rm ? sizeof removed - 1 : sizeof plain - 1);
+        cli_say(cli_sig_what(sig));
+        cli_say(rm ? ", partial output removed\n" : "\n");
     }
     /* Die by the same signal, as gzip does, so that the caller sees it: a
      * shell loop stops on one Ctrl-C instead of going on to the next file.
@@ -475,7 +483,9 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
 {
     if (ok && !cli_out.special)
         cli_copy_meta(j->out_fd, j, mtime);
-    if (ok && remove_input && fsync(j->out_fd) != 0) {
+    /* synced before the input goes; with --synchronous always, as gzip
+     * (which takes EINVAL, a FIFO's or a device's, for done) */
+    if (ok && (remove_input || c->synchronous) && fsync(j->out_fd) != 0 && errno != EINVAL) {
         cli_error(c, "%s: %s", j->out_name, strerror(errno));
         ok = false;
     }
@@ -484,6 +494,11 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
         ok = false;
     }
     ok = cli_out_done(c, ok);
+    if (ok && c->synchronous && !remove_input && !cli_out.special &&
+        cli_sync_dir(cli_out.path) != 0) {
+        cli_error(c, "%s: cannot sync its directory: %s", cli_out.path, strerror(errno));
+        ok = false;
+    }
     if (ok && remove_input) {
         if (cli_dir_sync(cli_out.dfd) != 0)
             cli_warn(c, "%s: cannot sync its directory (%s): %s kept", cli_out.path,

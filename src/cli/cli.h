@@ -39,6 +39,9 @@ enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 struct cli {
     enum cli_mode mode;
     bool to_stdout, keep, force, quiet, store_name, name_set, index;
+    bool store_time, time_set;   /* gzip's no_time: -m/-M, and -n/-N with the name */
+    bool ascii;                  /* -a: gzip says it is ignored here */
+    bool synchronous;            /* --synchronous: sync every output file */
     bool recursive;              /* -r */
     unsigned walking;            /* inside a directory given with -r */
     int at_dir;                  /* walking: the directory holding the file

@@ -235,28 +235,56 @@ bool cli_badmap_write(struct cli *c, uint64_t total, const struct sp_range *bad,
     return e == 0;
 }
 
+/* A range whose end is unknown (unz.h: len = UINT64_MAX - off): the input
+ * ended, no block was found after damage, or the output is shifted from
+ * there.  Ranges are sorted and disjoint: only the last can be one. */
+static bool cb_open_ended(const struct sp_range *r)
+{
+    return r->len == UINT64_MAX - r->off;
+}
+
+static void cb_say(struct cli *c, bool warn, const char *name, const char *line)
+{
+    if (warn)
+        cli_warn(c, "%s: %s", name, line);
+    else
+        cli_msg("%s: %s", name, line);
+}
+
 void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad, size_t n,
                     const char *what, bool warn)
 {
-    uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += bad[i].len;
     if (n == 0 || (!warn && c->verbose == 0))
         return;
-    if (warn)
-        cli_warn(c, "%s: %llu bytes in %zu range%s %s (first at offset %llu)", name,
-                 (unsigned long long)sum, n, n == 1 ? "" : "s", what,
+    bool open = cb_open_ended(&bad[n - 1]);
+    size_t known = n - open;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < known; i++)
+        sum += bad[i].len;
+    char line[320];
+    if (known > 0) {
+        snprintf(line, sizeof line, "%llu bytes in %zu range%s %s (first at offset %llu)",
+                 (unsigned long long)sum, known, known == 1 ? "" : "s", what,
                  (unsigned long long)bad[0].off);
-    else
-        cli_msg("%s: %llu bytes in %zu range%s %s (first at offset %llu)", name,
-                (unsigned long long)sum, n, n == 1 ? "" : "s", what,
-                (unsigned long long)bad[0].off);
+        cb_say(c, warn, name, line);
+    }
+    if (open) { /* its length is not a number to print */
+        snprintf(line, sizeof line, "%severything from offset %llu on is damaged or "
+                 "missing: its length is unknown", known > 0 ? "and " : "",
+                 (unsigned long long)bad[known].off);
+        cb_say(c, warn, name, line);
+    }
     if (c->verbose == 0 || c->quiet)
         return;
     size_t shown = n < 100 || c->verbose > 1 ? n : 100;
-    for (size_t i = 0; i < shown; i++)
-        cli_msg("%s: bad %llu+%llu", name, (unsigned long long)bad[i].off,
-                (unsigned long long)bad[i].len);
+    for (size_t i = 0; i < shown; i++) {
+        if (cb_open_ended(&bad[i]))
+            cli_msg("%s: bad %llu+ (to the end, length unknown)", name,
+                    (unsigned long long)bad[i].off);
+        else
+            cli_msg("%s: bad %llu+%llu", name, (unsigned long long)bad[i].off,
+                    (unsigned long long)bad[i].len);
+    }
     if (shown < n)
         cli_msg("%s: ... %zu more (-vv lists all, --bad-map writes them)", name, n - shown);
 }

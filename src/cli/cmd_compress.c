@@ -80,10 +80,11 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     o.index = c->index;
     o.rsyncable = c->rsyncable;
     /* Name and time for regular files only, not for devices or pipes;
-     * stdin redirected from a file gets its time (not its name), as gzip. */
-    if (c->store_name && S_ISREG(j->st.st_mode)) {
-        o.name = j->in_path != NULL ? cli_base(j->in_path) : NULL;
-        o.mtime = cc_mtime(c, j);
+     * stdin redirected from a file gets its time (not its name), as gzip.
+     * -n leaves out both, -m the time only (MTIME 0), as gzip. */
+    if (S_ISREG(j->st.st_mode)) {
+        o.name = c->store_name && j->in_path != NULL ? cli_base(j->in_path) : NULL;
+        o.mtime = c->store_time ? cc_mtime(c, j) : 0;
     }
     struct lay_map map;
     struct cli_notes notes = {0};

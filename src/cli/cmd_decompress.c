@@ -360,7 +360,12 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
         ok = false;
     }
     osink_set_discard(&o, c->discard);
+    bool ran = ok;
     ok = ok && cd_run(c, j, &o, &st) == 0;
+    uint64_t wrote = o.written + atomic_load(&o.offloaded);
+    if (ran && !ok && o.device && wrote > 0) /* the device is not what it was, nor the image */
+        cli_msg("%s: restore failed after %llu bytes of the image were written: the device "
+                "holds a partial image", out_path, (unsigned long long)wrote);
     osink_close(&o);
     if (ok && o.device && c->verbose > 1)
         cli_msg("%s: %llu bytes zeroed by the device (%s)", out_path,
@@ -369,7 +374,7 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     /* -N: the stored time stamp, when there is one. */
     struct timespec mt = {0, 0}, *mtp = NULL;
     uint32_t stored = st.indexed ? st.hdr.mtime : st.last_mtime; /* any member's, as gzip */
-    if (ok && c->store_name && c->name_set && stored != 0) {
+    if (ok && c->store_time && stored != 0) { /* -N or -M */
         mt.tv_sec = (time_t)stored;
         mtp = &mt;
     }
@@ -436,7 +441,7 @@ static void cd_list_line(const struct cli *c, uint64_t in, uint64_t out, double 
     if (c->verbose && l != NULL) {
         char when[32] = "";
         time_t t = st->st_mtime;
-        if (c->store_name && c->name_set && l->mtime != 0)
+        if (c->store_time && l->mtime != 0) /* -N or -M */
             t = (time_t)l->mtime;
         struct tm tm;
         if (localtime_r(&t, &tm) != NULL)
@@ -544,16 +549,26 @@ void cmd_list_totals(struct cli *c)
 
 /* ---- one input ---- */
 
+/* Whether a name exists as gzip 1.12 asks: through a link with -c or -f
+ * (and -t, -l, which it runs as -c), as a link itself otherwise (which
+ * is then refused as one).  So `gunzip -c FILE` with FILE a dangling link
+ * finds FILE.gz, as gzip does. */
+static int cd_exists(const struct cli *c, const char *path)
+{
+    struct stat st;
+    bool follow = c->to_stdout || c->force || c->mode == MODE_TEST || c->mode == MODE_LIST;
+    return follow ? stat(path, &st) : lstat(path, &st);
+}
+
 /* gzip -d FILE: when FILE does not exist, FILE with the -S suffix, .gz,
- * .z, -z or .Z (the first that exists, as a link too).  NULL: use the name
+ * .z, -z or .Z (the first that exists, cd_exists).  NULL: use the name
  * as given (the message then names FILE with the -S suffix, as gzip's).
  * Not in a -r walk: its names come from the directory itself (one gone
  * meanwhile is reported as gone, never swapped for another). */
 static char *cd_find_input(const struct cli *c, const char *path)
 {
     static const char *const tries[] = {NULL, ".gz", ".z", "-z", ".Z"};
-    struct stat st;
-    if (c->walking > 0 || lstat(path, &st) == 0 || errno != ENOENT)
+    if (c->walking > 0 || cd_exists(c, path) == 0 || errno != ENOENT)
         return NULL;
     char *has = cd_out_name(c, path); /* a compressed suffix already: no search */
     bool suffixed = has != NULL;
@@ -569,7 +584,7 @@ static char *cd_find_input(const struct cli *c, const char *path)
     memcpy(p, path, n);
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
         strcpy(p + n, tries[i] != NULL ? tries[i] : c->suffix);
-        if (lstat(p, &st) == 0)
+        if (cd_exists(c, p) == 0)
             return p;
     }
     strcpy(p + n, c->suffix); /* the name gzip's message gives */
@@ -631,8 +646,9 @@ void cmd_decompress(struct cli *c, const char *path)
 
 /* ---- --compare ---- */
 
-/* The differences found, as a message (status 1), -v's list and the map. */
-static void cd_compare_report(struct cli *c, const struct cli_job *j, const char *tname,
+/* The differences found, as a message, -v's list and the map.  True when
+ * there are any. */
+static bool cd_compare_report(struct cli *c, const struct cli_job *j, const char *tname,
                               const struct osink *o, const struct dec_stats *st)
 {
     const struct osink_diff *d = o->diff;
@@ -646,7 +662,6 @@ static void cd_compare_report(struct cli *c, const struct cli_job *j, const char
         for (size_t i = 0; i < d->n && i < 3 && at < sizeof first - 24; i++)
             at += (size_t)snprintf(first + at, sizeof first - at, "%s%llu", i > 0 ? ", " : "",
                                    (unsigned long long)d->r[i].off);
-        cli_status(c, EXIT_ERR);
         if (!c->quiet)
             cli_msg("%s: differs from %s: %llu bytes in %zu range%s (first at %s)", tname,
                     j->in_name, (unsigned long long)d->bytes, d->n, d->n == 1 ? "" : "s",
@@ -665,6 +680,7 @@ static void cd_compare_report(struct cli *c, const struct cli_job *j, const char
                  tname, j->in_name);
         (void)cli_badmap_write(c, st->out_bytes, d->r, d->n, what);
     }
+    return d->n > 0;
 }
 
 void cmd_compare(struct cli *c, const char *path)
@@ -686,6 +702,7 @@ void cmd_compare(struct cli *c, const char *path)
     struct osink o;
     struct sp_err err = {0};
     struct stat tst;
+    bool differs = false;
     if (tfd < 0 || fstat(tfd, &tst) != 0) {
         cli_error(c, "%s: %s", tname, strerror(errno));
     } else if (cli_badmap_begin(c, &j, &tst) != 0) {
@@ -695,10 +712,15 @@ void cmd_compare(struct cli *c, const char *path)
     } else {
         struct dec_stats st = {0};
         if (cd_run(c, &j, &o, &st) == 0)
-            cd_compare_report(c, &j, tname, &o, &st);
+            differs = cd_compare_report(c, &j, tname, &o, &st);
         osink_close(&o);
     }
     if (tfd >= 0)
         close(tfd);
     cli_close_input(&j);
+    /* cmp's statuses: 0 the same, 1 different, 2 trouble.  Trouble is any
+     * error (the target or the backup unreadable, the backup damaged) or
+     * warning (its index unusable), and wins over a difference, as in cmp:
+     * the comparison may not be what it seems. */
+    c->status = c->status != EXIT_OK ? 2 : differs ? 1 : EXIT_OK;
 }

@@ -66,7 +66,8 @@ static void cli_help(void)
 "                       the device guarantees that discarded blocks read as zeros\n"
 "      --direct         decompress onto a device past the page cache (O_DIRECT)\n"
 "      --compare BACKUP TARGET  write nothing; compare the backup's content with\n"
-"                       a file or device: status 0 identical, 1 different\n"
+"                       a file, device or FIFO: status 0 identical,\n"
+"                       1 different, 2 trouble (as cmp)\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --estimate[=full]  write nothing; predict the compressed size, the\n"
@@ -92,9 +93,12 @@ static void cli_help(void)
 "                       decompress: do not restore them (the default)\n"
 "  -N, --name           compress: store them (the default for files);\n"
 "                       decompress: restore them\n"
+"  -m, -M               the time stamp alone, as -n and -N\n"
 "  -S, --suffix SUF     use suffix SUF instead of .gz\n"
 "  -v, --verbose        report each file\n"
-"  -q, --quiet          suppress warnings\n"
+"  -q, --quiet, --silent  suppress warnings\n"
+"      --synchronous    sync each output file and its directory (safer, slower)\n"
+"  -a, --ascii          accepted and ignored, as gzip here\n"
 "  -h, --help           show this help and exit\n"
 "  -V, --version        show the version and the data engine and exit\n"
 "  -L, --license        show the license and exit\n"
@@ -284,6 +288,7 @@ struct cli_long {
 #define KEY_DIRECT 22
 #define KEY_SIZE 23
 #define KEY_EXPORT_INDEX 24
+#define KEY_SYNCHRONOUS 25
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -309,10 +314,15 @@ static const struct cli_long cli_longs[] = {
     {"discard", KEY_DISCARD, OPT_NONE}, {"compare", KEY_COMPARE, OPT_NONE},
     {"direct", KEY_DIRECT, OPT_NONE}, {"size", KEY_SIZE, OPT_ARG},
     {"export-index", KEY_EXPORT_INDEX, OPT_ARG},
+    {"silent", 'q', OPT_NONE},      {"ascii", 'a', OPT_NONE},
+    {"synchronous", KEY_SYNCHRONOUS, OPT_NONE},
 };
 
+/* The longest -S suffix gzip takes. */
+#define CLI_SUFFIX_MAX 30
+
 /* The short options. */
-#define CLI_SHORTS "cobpSdtlkfnNvqhVLr"
+#define CLI_SHORTS "cobpSdtlkfnNvqhVLrmMa"
 
 static bool cli_takes_arg(char key)
 {
@@ -386,8 +396,12 @@ static void cli_apply(struct cli *c, char key, const char *arg)
             c->progress = PROGRESS_ON;
         break;
     case KEY_NO_PROGRESS: c->progress = PROGRESS_OFF; break;
-    case 'n': c->store_name = false; c->name_set = true; break;
-    case 'N': c->store_name = true; c->name_set = true; break;
+    case 'n': c->store_name = c->store_time = false; c->name_set = c->time_set = true; break;
+    case 'N': c->store_name = c->store_time = true; c->name_set = c->time_set = true; break;
+    case 'm': c->store_time = false; c->time_set = true; break;
+    case 'M': c->store_time = true; c->time_set = true; break;
+    case 'a': c->ascii = true; break; /* gzip's --ascii: no conversion here */
+    case KEY_SYNCHRONOUS: c->synchronous = true; break;
     case 'S': c->suffix = arg; break;
     case 'v': c->verbose++; c->quiet = false; break;
     case 'q': c->quiet = true; c->verbose = 0; break;
@@ -567,7 +581,10 @@ static void cli_validate(struct cli *c, int nfiles)
         c->threads = cli_online_cpus();
     c->chunk_kib = (c->chunk_kib + 3) & ~(uint64_t)3; /* whole 4 KiB blocks */
     c->zmin_kib = (c->zmin_kib + 3) & ~(uint64_t)3;
-    if (c->suffix[0] == '\0' || strchr(c->suffix, '/') != NULL)
+    /* gzip 1.12 refuses a suffix over 30 bytes (its MAX_SUFFIX), in every
+     * mode; a '/' is spigz's refusal (doc/GZIP.md) */
+    if (c->suffix[0] == '\0' || strlen(c->suffix) > CLI_SUFFIX_MAX ||
+        strchr(c->suffix, '/') != NULL)
         cli_usage_error("invalid suffix '%s'", c->suffix);
     /* Only compression makes pieces; a build without ISA-L has no -1 to -3
      * (engine.h) and says so rather than give other bytes under their names. */
@@ -609,6 +626,10 @@ static void cli_validate(struct cli *c, int nfiles)
     if (c->bad_map != NULL && c->mode != MODE_COMPRESS && c->mode != MODE_DECOMPRESS &&
         c->mode != MODE_TEST && c->mode != MODE_LIST && c->mode != MODE_COMPARE)
         cli_usage_error("--bad-map makes no sense with --estimate or --map");
+    /* gzip 1.12 on a system without text files says so, once the options
+     * are known (-a -q is silent), and goes on with status 0 */
+    if (c->ascii && !c->quiet)
+        cli_msg("option --ascii ignored on this system");
 }
 
 /* gzip refuses to write compressed data to a terminal, or to read it from one. */
@@ -791,7 +812,8 @@ static void cli_one(struct cli *c, cli_run_fn run, const char *path)
 int main(int argc, char **argv)
 {
     cli_reserve_std_fds();
-    struct cli c = {.level = 6, .store_name = true, .index = true, .suffix = ".gz",
+    struct cli c = {.level = 6, .store_name = true, .store_time = true, .index = true,
+                    .suffix = ".gz",
                     .chunk_kib = CMP_CHUNK_DEFAULT >> 10,
                     .zmin_kib = CMP_ZMIN_DEFAULT >> 10, .sparse = OSINK_SPARSE_AUTO,
                     .seed = 1};
@@ -804,9 +826,12 @@ int main(int argc, char **argv)
     cli_parse_env(&c);
     int nfiles = cli_parse(&c, argc, argv, files);
     cli_validate(&c, nfiles);
-    /* Decompression stores no name by default; -N asks to restore it. */
+    /* Decompression restores no name or time by default; -N asks for both,
+     * -M for the time (gzip's no_name and no_time). */
     if (c.mode != MODE_COMPRESS && c.mode != MODE_ESTIMATE && !c.name_set)
         c.store_name = false;
+    if (c.mode != MODE_COMPRESS && c.mode != MODE_ESTIMATE && !c.time_set)
+        c.store_time = false;
     if (cli_terminal_refused(&c, files, nfiles)) {
         free(files);
         return EXIT_ERR;

@@ -11,7 +11,8 @@
 enum sp_kind {
     SP_OK = 0,
     SP_ERR_READ,     /* reading the input failed */
-    SP_ERR_WRITE,    /* writing the output failed (disk full, broken pipe, ...) */
+    SP_ERR_WRITE,    /* writing the output failed (disk full, broken pipe, ...),
+                        or reading --compare's target (the output side) */
     SP_ERR_NOMEM,    /* an allocation failed */
     SP_ERR_SYS,      /* another system call failed (thread creation, ...) */
     SP_ERR_DATA,     /* the compressed input is invalid or truncated */

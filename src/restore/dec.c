@@ -71,7 +71,26 @@ struct dec_ctx {
     uint64_t prog_in;        /* compressed bytes counted in prog (writer) */
     bool salvage;            /* a piece that fails is zeros, listed */
     struct dec_damage *dmg;  /* one per worker: the pieces that failed */
+    struct dec_verdict *vd;  /* --salvage: is the data member damaged? */
 };
+
+/* --salvage: a piece that fails its check is damage only if the data member
+ * is damaged; if it decodes whole as gzip (its CRC-32 and length right), the
+ * index is what is wrong, and placing pieces by its lengths would write
+ * bytes at offsets gunzip does not (a forged index can swap two pieces'
+ * lengths and keep every checksum right).  Asked once, by the first worker
+ * whose piece fails: the file is decoded sequentially to nowhere (as -t),
+ * while pieces after the failed one wait (ordered placement, or the
+ * stream's writer waiting for that piece). */
+struct dec_verdict {
+    pthread_mutex_t mu;
+    int state;               /* DEC_V_* */
+    unsigned threads;
+    bool lenient_end, no_fast;
+    struct sp_err err;       /* DEC_V_FAILED: why */
+};
+
+enum { DEC_V_UNKNOWN, DEC_V_DAMAGED, DEC_V_INTACT, DEC_V_FAILED };
 
 /* --salvage: the pieces a worker found damaged, as content ranges. */
 struct dec_damage {
@@ -219,12 +238,13 @@ static int dec_place(struct dec_ctx *c, struct dec_item *it, unsigned worker)
     return rc;
 }
 
-/* --salvage: piece it failed its check.  The index passed checks 1-6 (its
- * checksums, and the pieces' CRCs combine to the member's): its lengths
- * are trusted, so the piece's slice becomes zeros at its place and is
- * listed, and every other piece is restored.  A zero piece's content is
- * known whatever its bytes: it is counted, not listed.  0, or -1 (out of
- * memory: the run stops as without --salvage). */
+/* --salvage: piece it failed its check, and the data member is damaged
+ * (dec_verdict).  The index passed checks 1-6 (its checksums, and the
+ * pieces' CRCs combine to the member's): its lengths are what is left to
+ * go by, so the piece's slice becomes zeros at its place and is listed,
+ * and every other piece is restored.  A zero piece's content is known
+ * whatever its bytes: it is counted, not listed.  0, or -1 (out of memory:
+ * the run stops as without --salvage). */
 static int dec_damaged(struct dec_ctx *c, struct dec_item *it, unsigned worker)
 {
     struct dec_damage *d = &c->dmg[worker];
@@ -246,6 +266,58 @@ static int dec_damaged(struct dec_ctx *c, struct dec_item *it, unsigned worker)
     return 0;
 }
 
+/* The data member (and what follows it) decoded sequentially to nowhere,
+ * from the file's start, as -t would: DEC_V_INTACT when it decodes whole,
+ * DEC_V_DAMAGED when its data or a trailer is wrong, DEC_V_FAILED on any
+ * other failure (read error, memory: v->err). */
+static int dec_member_state(struct dec_ctx *c, struct dec_verdict *v)
+{
+    struct osink o;
+    struct unz_stats us = {0};
+    struct sp_err e = {0};
+    if (lseek(c->fd, (off_t)c->x->base, SEEK_SET) < 0) {
+        sp_err_set(&v->err, SP_ERR_READ, errno, "cannot seek back to check the file");
+        return DEC_V_FAILED;
+    }
+    if (osink_open(&o, -1, OSINK_SPARSE_NEVER, &v->err) != 0)
+        return DEC_V_FAILED;
+    struct unz_opts uo = {.threads = v->threads, .lenient_end = v->lenient_end,
+                          .no_fast = v->no_fast};
+    int rc = unz_run(c->fd, &o, &uo, &us, &e);
+    free(us.bad);
+    if (rc == 0)
+        return DEC_V_INTACT;
+    if (e.kind == SP_ERR_DATA || e.kind == SP_ERR_CHECK || e.kind == SP_ERR_FORMAT)
+        return DEC_V_DAMAGED;
+    v->err = e;
+    return DEC_V_FAILED;
+}
+
+/* The verdict, decided by the first caller (the others wait for it). */
+static int dec_verdict(struct dec_ctx *c)
+{
+    struct dec_verdict *v = c->vd;
+    pthread_mutex_lock(&v->mu);
+    if (v->state == DEC_V_UNKNOWN)
+        v->state = dec_member_state(c, v);
+    int st = v->state;
+    pthread_mutex_unlock(&v->mu);
+    return st;
+}
+
+/* --salvage: piece it failed its check.  1 when it is damage (its slice is
+ * zeros now, listed), 0 when the index is wrong (it decodes sequentially),
+ * -1 on an error (werr set). */
+static int dec_salvage_piece(struct dec_ctx *c, struct dec_item *it, unsigned worker)
+{
+    int v = dec_verdict(c);
+    if (v == DEC_V_FAILED) {
+        c->werr[worker] = c->vd->err;
+        return -1;
+    }
+    return v == DEC_V_DAMAGED && dec_damaged(c, it, worker) == 0 ? 1 : 0;
+}
+
 static int dec_work(void *vctx, void *vitem, unsigned worker)
 {
     struct dec_ctx *c = vctx;
@@ -253,8 +325,8 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
     const struct idx_piece *pc = &c->x->p[it->k];
     int ok = pc->data ? dec_data_ok(c, it, worker)
                       : dec_zero_ok(c, it->k, c->scratch[worker], &c->werr[worker]);
-    if (ok == 0 && c->salvage && dec_damaged(c, it, worker) == 0)
-        ok = 1; /* its slice is zeros now, listed */
+    if (ok == 0 && c->salvage)
+        ok = dec_salvage_piece(c, it, worker);
     if (ok == 0) {
         /* The index lies about this piece (or its bytes are damaged, which
          * the sequential decode will tell): not an error of ours yet. */
@@ -604,11 +676,15 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
         from = o->range_off;
         to = o->range_len == UINT64_MAX ? x->total : from + o->range_len;
     }
+    struct dec_verdict vd = {.state = DEC_V_UNKNOWN, .threads = o->threads,
+                             .lenient_end = o->lenient_end, .no_fast = o->no_fast};
+    pthread_mutex_init(&vd.mu, NULL);
     struct dec_ctx c = {.x = x, .fd = fd, .out = out, .out_origin = from,
-                        .prog = o->progress, .salvage = o->salvage};
+                        .prog = o->progress, .salvage = o->salvage, .vd = &vd};
     if (o->progress != NULL) /* the exact output to come: what the display counts */
         atomic_store_explicit(&o->progress->out_total, to - from, memory_order_relaxed);
     int rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    pthread_mutex_destroy(&vd.mu);
     if (rc == 1 && o->progress != NULL) /* the sequential decode takes over */
         atomic_store_explicit(&o->progress->out_total, 0, memory_order_relaxed);
     if (rc == 0 && c.dmg != NULL && dec_damage_collect(&c, o->threads, st) != 0) {

@@ -92,11 +92,16 @@ struct dec_stats {
 };
 
 /* --salvage.  Through the index (which passed its checks: its checksums
- * and the pieces' CRCs combining to the data member's), a data piece that
- * fails its check is output as zeros at its place and listed; every other
- * piece is restored as usual, and dec_run returns 0.  Without a usable
- * index, the sequential decode resumes after damage (unz.h, resync.h).
- * The caller decides the exit status (1 when anything is listed). */
+ * and the pieces' CRCs combining to the data member's), the first piece
+ * that fails its check has the file decoded sequentially to nowhere, once:
+ * if the data member decodes whole, the index is wrong (a forged one can
+ * move pieces and keep every checksum), and the file is decoded
+ * sequentially as when -d finds a piece wrong (index_warning set).
+ * Otherwise a data piece that fails its check is output as zeros at its
+ * place and listed; every other piece is restored as usual, and dec_run
+ * returns 0.  Without a usable index, the sequential decode resumes after
+ * damage (unz.h, resync.h).  The caller decides the exit status (1 when
+ * anything is listed). */
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err);

@@ -67,13 +67,18 @@ int osink_open_compare(struct osink *o, int fd, struct sp_err *err)
     o->fd = fd;
     o->dfd = -1;
     o->compare = true;
-    o->seekable = true;
     o->dev_size = UINT64_MAX;
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        sp_err_set(err, SP_ERR_READ, errno, "cannot stat");
+        sp_err_set(err, SP_ERR_WRITE, errno, "cannot stat");
         return -1;
     }
+    /* Only a file or a device can be read at any offset (a FIFO cannot, and
+     * a character device's offsets mean nothing: lseek(SEEK_DATA) on
+     * /dev/null says "data here" at every offset without moving) */
+    o->cmp_stream = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+    o->seekable = !o->cmp_stream;
+    o->cmp_holes = S_ISREG(st.st_mode);
     o->cmp_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
 #ifdef BLKGETSIZE64
     uint64_t bytes;
@@ -128,9 +133,25 @@ static void osink_differs(const struct osink *o, uint64_t off, uint64_t n)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* Read up to m bytes of the target at output offset off: pread, or the
+ * stream's next bytes (off is then where the stream is: its bytes come in
+ * order).  What read() returns; 0 at the target's end, for good once a
+ * stream has ended. */
+static ssize_t osink_cmp_read(const struct osink *o, uint8_t *buf, size_t m, uint64_t off)
+{
+    if (!o->cmp_stream)
+        return pread(o->fd, buf, m, (off_t)(o->base + off));
+    if (o->diff->eof)
+        return 0;
+    ssize_t r = read(o->fd, buf, m);
+    if (r == 0)
+        o->diff->eof = true;
+    return r;
+}
+
 /* Compare p[0..n) (zeros when p is NULL) with the target at output offset
  * off, in 1 MiB reads; runs of differing bytes are recorded.  0, or -1
- * with *e set for a read error of the target. */
+ * with *e set for a read error of the target (SP_ERR_WRITE: see osink.h). */
 static int osink_cmp(const struct osink *o, uint64_t off, const uint8_t *p, uint64_t n,
                      struct sp_err *e)
 {
@@ -149,16 +170,17 @@ static int osink_cmp(const struct osink *o, uint64_t off, const uint8_t *p, uint
     }
     for (uint64_t i = 0; i < n;) {
         size_t m = n - i < cap ? (size_t)(n - i) : cap;
-        ssize_t r = pread(o->fd, buf, m, (off_t)(o->base + off + i));
+        ssize_t r = osink_cmp_read(o, buf, m, off + i);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            if (r == 0) { /* shorter than it said: the rest differs */
+            if (r == 0) { /* shorter than it said (or a stream's end): the
+                             rest differs */
                 osink_differs(o, off + i, n - i);
                 break;
             }
-            sp_err_set(e, SP_ERR_READ, errno, "read error at offset %llu",
-                       (unsigned long long)(off + i));
+            sp_err_set(e, SP_ERR_WRITE, errno, "read error in the %zu bytes at offset %llu",
+                       m, (unsigned long long)(off + i));
             free(buf);
             return -1;
         }
@@ -216,9 +238,13 @@ int osink_set_direct(struct osink *o, struct sp_err *err)
     return 0;
 }
 
-/* Zeros against a regular file: its holes compare equal unread. */
+/* Zeros against a regular file: its holes compare equal unread.  Each
+ * turn moves off forward (a file system whose SEEK_DATA or SEEK_HOLE
+ * answers make no progress gets its bytes read instead). */
 static int osink_cmp_zeros(const struct osink *o, uint64_t off, uint64_t n, struct sp_err *e)
 {
+    if (!o->cmp_holes)
+        return osink_cmp(o, off, NULL, n, e);
     uint64_t end = off + n;
     while (off < end) {
         off_t d = lseek(o->fd, (off_t)(o->base + off), SEEK_DATA);
@@ -235,11 +261,12 @@ static int osink_cmp_zeros(const struct osink *o, uint64_t off, uint64_t n, stru
             return 0; /* a hole to the end */
         }
         __atomic_add_fetch(&o->diff->compared, ds > off ? ds - off : 0, __ATOMIC_RELAXED);
-        off_t h = lseek(o->fd, d, SEEK_HOLE);
-        uint64_t hs = h < 0 ? end : (uint64_t)h - o->base;
-        if (hs > end)
+        uint64_t from = ds > off ? ds : off;
+        off_t h = lseek(o->fd, (off_t)(o->base + from), SEEK_HOLE);
+        uint64_t hs = h < 0 || (uint64_t)h < o->base ? end : (uint64_t)h - o->base;
+        if (hs > end || hs <= from) /* past the span, or no progress: read it */
             hs = end;
-        if (osink_cmp(o, ds > off ? ds : off, NULL, hs - (ds > off ? ds : off), e) != 0)
+        if (osink_cmp(o, from, NULL, hs - from, e) != 0)
             return -1;
         off = hs;
     }

@@ -62,11 +62,21 @@ struct osink {
     _Atomic uint64_t offloaded; /* bytes zeroed by BLKZEROOUT or discard */
     _Atomic int no_offload;     /* the device refused both: plain writes */
     /* --compare (osink_open_compare): nothing is written; every output byte
-     * is compared with the target's byte at the same offset (fd, read with
-     * pread; a regular file's holes are zeros without a read), and the
-     * ranges that differ are listed (bytes past the target's end differ). */
+     * is compared with the target's byte at the same offset, and the ranges
+     * that differ are listed (bytes past the target's end differ).  A
+     * regular file or a block device is read with pread (positioned: the
+     * indexed path compares pieces in parallel), a regular file's holes
+     * being zeros without a read; anything else (a FIFO, a character device
+     * such as /dev/null or /dev/zero, a socket) is a stream, read once in
+     * order with read() (seekable false: the decoders output in order), its
+     * end where a read returns 0.  A failure to read the target is the
+     * output side's error (SP_ERR_WRITE: the CLI names the target, never
+     * the backup, for it). */
     bool compare;
-    uint64_t cmp_size;          /* the target's size from base */
+    bool cmp_stream;            /* read in order with read() */
+    bool cmp_holes;             /* a regular file: SEEK_DATA finds its holes */
+    uint64_t cmp_size;          /* the target's size from base (UINT64_MAX:
+                                   unknown, a stream's) */
     bool cmp_device;            /* a device: what was read leaves the page cache */
     struct osink_diff *diff;
 };
@@ -78,6 +88,7 @@ struct osink_diff {
     uint64_t bytes;             /* sum of the ranges */
     uint64_t compared;          /* bytes compared */
     bool nomem;
+    bool eof;                   /* a stream target ended (read returned 0) */
 };
 
 /* Prepare fd (or -1 for nothing) for output.  AUTO is sparse for a regular
@@ -92,8 +103,9 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
  * 0, or -1 with *err set.  osink_close() releases the descriptor. */
 int osink_set_direct(struct osink *o, struct sp_err *err);
 
-/* Compare instead of writing: the target open on fd (a file or device,
- * read from offset 0).  The diff list is the sink's until osink_close(). */
+/* Compare instead of writing: the target open on fd (a file or device
+ * read from offset 0, or a stream read from where it is).  The diff list
+ * is the sink's until osink_close(). */
 int osink_open_compare(struct osink *o, int fd, struct sp_err *err);
 
 /* Release what osink_open_compare() or osink_set_direct() took (harmless

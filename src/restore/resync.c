@@ -243,6 +243,25 @@ enum rs_kind rs_header(const uint8_t *p, size_t n, uint64_t bit, struct rs_hdr *
     return rs_header_codes(p, n, bit, h, NULL, NULL);
 }
 
+bool rs_gzip_no_lengths(const uint8_t *p, size_t n, uint64_t bit)
+{
+    uint64_t end = 8 * (uint64_t)n;
+    if (bit + 17 > end)
+        return false;
+    uint64_t v = rs_peek(p, n, bit);
+    unsigned nlen = 257 + (unsigned)((v >> 3) & 31), ndist = 1 + (unsigned)((v >> 8) & 31);
+    unsigned ncode = 4 + (unsigned)((v >> 13) & 15);
+    if (((v >> 1) & 3) != 2 || nlen > 286 || ndist > 30) /* both refuse these at once */
+        return false;
+    uint64_t b = bit + 17;
+    if (b + 3 * (uint64_t)ncode > end) /* gzip too reads them all first */
+        return false;
+    for (unsigned i = 0; i < ncode; i++)
+        if ((rs_peek(p, n, b + 3 * i) & 7) != 0)
+            return false;
+    return true;
+}
+
 bool rs_empty(const uint8_t *p, size_t n, uint64_t bit, uint64_t *next)
 {
     struct rs_hdr h;

@@ -93,6 +93,16 @@ struct rs_hdr {
  * kinds. */
 enum rs_kind rs_header(const uint8_t *p, size_t n, uint64_t bit, struct rs_hdr *h);
 
+/* GNU gzip's verdict where zlib's differs on a header: a dynamic block
+ * whose code-length code has no code at all (its HCLEN + 4 lengths all 0).
+ * zlib takes it (each code length then reads as 0 from one bit) and fails
+ * later, at the missing end-of-block code, or at the input's end if that
+ * comes first ("unexpected end of file"); gzip refuses the header as soon
+ * as it has read those lengths ("format violated", its bug#33501).  True
+ * when the block at bit `bit` of p[0..n) is such a block, those lengths
+ * all in p. */
+bool rs_gzip_no_lengths(const uint8_t *p, size_t n, uint64_t bit);
+
 /* Whether an empty non-final block starts at bit `bit`: a stored one (LEN
  * 0) or a fixed one (end-of-block at once), the marks flushes leave (zlib's
  * sync flush, spigz's and pigz's piece ends).  *next is the header after. */

@@ -333,6 +333,15 @@ static void unz_gzip_eof(struct unz_ctx *c, struct ibuf *b, const struct unz_blk
     }
 }
 
+/* The input ended inside a member where gzip would have refused the
+ * current block's header already (rs_gzip_no_lengths): its message is
+ * "format violated", not zlib's "unexpected end of file". */
+static bool unz_gzip_refused(const struct ibuf *b, const struct unz_blk *blk)
+{
+    uint64_t buf0 = b->total - b->len; /* input offset of b->buf[0] */
+    return blk->bit / 8 >= buf0 && rs_gzip_no_lengths(b->buf, b->len, blk->bit - 8 * buf0);
+}
+
 /* Inflate one member's deflate stream into pipeline items with zlib; the
  * first `skip` bytes it decodes are out already (the fast path's). */
 static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t skip)
@@ -353,6 +362,10 @@ static int unz_zlib(struct unz_ctx *c, struct ibuf *b, z_stream *zs, uint64_t sk
         if (b->pos == b->len) {
             if (ib_fill_keep(b, blk.bit / 8) != 0)
                 return -1;
+            if (b->pos == b->len && unz_gzip_refused(b, &blk)) {
+                unz_gzip_cut(c, zs->total_out);
+                return unz_data_error(c, "invalid compressed data--format violated");
+            }
             if (b->pos == b->len) {
                 unz_gzip_eof(c, b, &blk, zs->total_out);
                 return unz_data_error(c, "unexpected end of file");
