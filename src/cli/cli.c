@@ -495,7 +495,7 @@ bool cli_out_finish(struct cli *c, struct cli_job *j, bool ok, bool remove_input
     }
     ok = cli_out_done(c, ok);
     if (ok && c->synchronous && !remove_input && !cli_out.special &&
-        cli_sync_dir(cli_out.path) != 0) {
+        cli_dir_sync(cli_out.dfd) != 0) {
         cli_error(c, "%s: cannot sync its directory: %s", cli_out.path, strerror(errno));
         ok = false;
     }
