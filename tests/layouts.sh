@@ -108,6 +108,16 @@ for kind in vfat32 vfat16 exfat ntfs ext4; do
     files_ok rp.img "$kind under an MBR"
     only_free d.img r.img "ext4@$((PSTART * S))+$((PLEN * S))"
     check "$kind under an MBR: the table restored" cmp -s <(table d.img) <(table r.img)
+    # the backup says so later: its index keeps the warning as a note
+    "$SPIGZ" -l b.gz > /dev/null 2> l.err; s=$?
+    check "$kind under an MBR: -l status 0 ($s)" [ "$s" -eq 0 ]
+    check "$kind under an MBR: -l repeats the warning ($(head -c 200 l.err))" \
+        grep -q "when this backup was made: its layout reads [0-9] ways: 1. an MBR" l.err
+    "$SPIGZ" -t b.gz 2> t.err; s=$?
+    check "$kind under an MBR: -t status 0, the note said ($s)" \
+        sh -c "[ $s -eq 0 ] && grep -q 'when this backup was made: its layout' t.err"
+    check "$kind under an MBR: -l --format=json lists it" \
+        sh -c "'$SPIGZ' -l --format=json b.gz | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(not d[\"notes\"][0].startswith(\"its layout reads\"))'"
 done
 
 section "one layout: the fast path stays"
@@ -120,6 +130,10 @@ check "whole-disk FAT32: one reading" sh -c '! grep -q "ways" b.err'
 check "whole-disk FAT32: its free space skipped" grep -q "skipped as free" b.err
 check "whole-disk FAT32: fsck.vfat" fsck.vfat -n r.img >/dev/null 2>&1
 check "whole-disk FAT32: a file reads back" sh -c "mcopy -n -i r.img ::t2 - | cmp -s - src/t2"
+"$SPIGZ" -l b.gz > /dev/null 2> l.err
+check "whole-disk FAT32: no note in the backup" sh -c '! grep -q "when this backup was made" l.err'
+check "whole-disk FAT32: no note flag in the footer" \
+    sh -c "[ \$(tail -c 78 b.gz | od -An -tu1 -j17 -N1) -eq 0 ]"
 stale d.img 64
 printf 'label: dos\nstart=%d, size=%d, type=83\n' $PSTART $PLEN | sfdisk -q d.img >/dev/null
 put d.img p.img $PSTART

@@ -67,8 +67,12 @@ mount "$P" m && MNTS+=("$T/m") || fail "mount $P"
 refused "the image" d.img "is mounted read-write on $T/m"
 loop D d.img
 refused "a second loop device of the whole image" "$D" "is mounted read-write on $T/m"
-"$SPIGZ" --free=zero --force-mounted -c d.img > /dev/null 2> e.err; s=$?
+"$SPIGZ" --free=zero --force-mounted -c d.img > f.gz 2> e.err; s=$?
 check "--force-mounted maps it anyway, status $s" [ "$s" -ne 1 ]
+check "--force-mounted: says what may change ($(head -c 200 e.err))" \
+    grep -q "mapped while it may change (--force-mounted): .* is mounted read-write on" e.err
+"$SPIGZ" -l f.gz > /dev/null 2> e.err
+check "--force-mounted: the backup says so" grep -q "when this backup was made: mapped while it may change" e.err
 umount m && MNTS=()
 mount -o ro "$P" m && MNTS+=("$T/m") || fail "mount -o ro $P"
 mapped "mounted read-only" d.img

@@ -180,6 +180,10 @@ static void cd_salvaged(struct cli *c, const struct cli_job *j, struct dec_stats
     st->bad = NULL;
     free(st->unread);
     st->unread = NULL;
+    cli_notes_say(c, j->in_name, st->notes, st->nnotes);
+    dec_notes_free(st->notes, st->nnotes);
+    st->notes = NULL;
+    st->nnotes = 0;
 }
 
 /* Decompress j into the sink; prints errors and warnings.  0 or -1. */
@@ -241,6 +245,9 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
         free(st->bad);
         free(st->unread);
         st->bad = st->unread = NULL;
+        dec_notes_free(st->notes, st->nnotes);
+        st->notes = NULL;
+        st->nnotes = 0;
         return -1;
     }
     if (st->trailing_garbage)
@@ -424,6 +431,18 @@ static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, doub
         else
             printf(json ? "\"%08x\"" : "%08x", l->crc);
         printf("%s%smtime%s%u", sep, q, eq, l->mtime);
+        /* the index's notes: a JSON array, or one note= line each */
+        if (json && l->nnotes > 0) {
+            fputs(",\"notes\":[", stdout);
+            for (size_t i = 0; i < l->nnotes; i++) {
+                if (i > 0)
+                    putchar(',');
+                cli_json_string(stdout, l->notes[i]);
+            }
+            putchar(']');
+        }
+        for (size_t i = 0; !json && i < l->nnotes; i++)
+            printf("\nnote=%s", l->notes[i]);
     }
     fputs(json ? "}\n" : "\n\n", stdout);
 }
@@ -492,6 +511,8 @@ static void cd_list(struct cli *c, struct cli_job *j)
                 l.parts);
     if (rc == 0)
         cd_list_bad(c, j, &l);
+    if (rc == 0 && c->format == FORMAT_TEXT)
+        cli_notes_say(c, j->in_name, l.notes, l.nnotes);
     if (rc != 0) {
         /* why the index did not give the sizes, then why decoding failed */
         if (l.index_warning[0] != '\0')
@@ -516,6 +537,7 @@ static void cd_list(struct cli *c, struct cli_job *j)
                  name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st,
                  j->in_name);
     free(name);
+    dec_notes_free(l.notes, l.nnotes);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;
     if (!l.exact && l.members > 1 && l.all != l.uncompressed && !c->quiet &&

@@ -706,6 +706,34 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     return rc;
 }
 
+void dec_notes_free(char **notes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(notes[i]);
+    free(notes);
+}
+
+/* Move x's notes after those in (*v, *n), at most IDX_NOTES_MAX in all;
+ * x keeps none.  Out of memory, the rest are dropped (they describe the
+ * source; the content does not depend on them). */
+static void dec_notes_take(struct idx *x, char ***v, size_t *n)
+{
+    size_t room = *n < IDX_NOTES_MAX ? IDX_NOTES_MAX - *n : 0;
+    size_t k = x->nnotes < room ? x->nnotes : room;
+    char **a = k > 0 ? realloc(*v, (*n + k) * sizeof *a) : NULL;
+    for (size_t i = 0; i < x->nnotes; i++) {
+        if (a != NULL && i < k)
+            a[(*n)++] = x->notes[i];
+        else
+            free(x->notes[i]);
+    }
+    if (a != NULL)
+        *v = a;
+    free(x->notes);
+    x->notes = NULL;
+    x->nnotes = 0;
+}
+
 /* ---- choosing the path ---- */
 
 /* Try the index of a seekable regular input.  1: loaded, 0: not usable. */
@@ -753,6 +781,8 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
     if (r == 1) {
         uint64_t base = x.base;
         int rc = dec_indexed(in_fd, &x, out, o, st, &emitted, &counted, err);
+        if (rc == 0)
+            dec_notes_take(&x, &st->notes, &st->nnotes);
         idx_free(&x);
         if (rc != 1) {
             (void)lseek(in_fd, (off_t)end, SEEK_SET); /* consumed, as a stream read */
@@ -896,6 +926,7 @@ static int dec_list_add(struct dec_list *l, struct idx *x, uint64_t *after)
         for (size_t i = 0; i < l->nbad; i++)
             l->bad[i].off += x->total;
     }
+    dec_notes_take(x, &l->notes, &l->nnotes);
     *after += x->total;
     return 0;
 }
@@ -932,6 +963,7 @@ static int dec_list_indexed(int fd, struct dec_list *l, char *why, size_t wn,
          * spigz's (or is, with a bad index) is only decoded */
         snprintf(said, sizeof said, "%s", r == 0 && at == end ? why : "");
         free(l->bad);
+        dec_notes_free(l->notes, l->nnotes);
         memset(l, 0, sizeof *l);
         snprintf(why, wn, "%s", said);
         return r < 0 ? -1 : 0;

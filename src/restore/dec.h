@@ -89,7 +89,15 @@ struct dec_stats {
      * caller frees them. */
     struct sp_range *unread;
     size_t nunread;
+    /* Through an index with notes (what the compressor said of its input:
+     * a disk whose layouts disagreed, a damaged filesystem): malloc'd
+     * strings, the caller frees them (dec_notes_free). */
+    char **notes;
+    size_t nnotes;
 };
+
+/* Free notes[0..n) and the array. */
+void dec_notes_free(char **notes, size_t n);
 
 /* --salvage.  Through the index (which passed its checks: its checksums
  * and the pieces' CRCs combining to the data member's), the first piece
@@ -138,6 +146,9 @@ struct dec_list {
      * was made (--rescue), zeros in it; malloc'd, the caller frees them */
     struct sp_range *bad;
     size_t nbad;
+    char **notes;       /* exact: the indexes' notes, in file order (at most
+                           IDX_NOTES_MAX); dec_notes_free() */
+    size_t nnotes;
 };
 
 /* Returns 0 with *l filled, or -1 with *err set. */
