@@ -206,8 +206,8 @@ head -c 300000 /dev/urandom > img
 "$SPIGZ" -c img > b.gz
 cp b.gz b.ref
 cp img img.ref
-bm_refused() { # DESC: status 1, named, nothing left behind
-    rc_is "$1" 1
+bm_refused() { # DESC [STATUS]: status 1 (--compare's trouble: 2), named, nothing left behind
+    rc_is "$1" "${2:-1}"
     err_has "$1: says why" "the map would overwrite it"
     no_tmp "$1" .
 }
@@ -236,11 +236,12 @@ rc_is "-dc --bad-map M (stdout elsewhere)" 0
 timeout 60 "$SPIGZ" -dc --bad-map o2.raw b.gz > o2.raw 2> "$T/err"
 RC=$? CMD="spigz -dc --bad-map o2.raw b.gz > o2.raw"
 bm_refused "-dc --bad-map STDOUT-FILE"
+# --compare's statuses are cmp's: a refusal is trouble, 2
 sp -- --compare b.gz img --bad-map img
-bm_refused "--compare B T --bad-map T"
+bm_refused "--compare B T --bad-map T" 2
 kept "--compare B T --bad-map T: the target intact" img img.ref
 sp -- --compare b.gz img --bad-map b.gz
-bm_refused "--compare B T --bad-map B"
+bm_refused "--compare B T --bad-map B" 2
 kept "--compare B T --bad-map B: the backup intact" b.gz b.ref
 sp -- --rescue --bad-map img -c img
 bm_refused "--rescue -c IN --bad-map IN"
@@ -473,7 +474,7 @@ loop_cases() {
     rm -f alt
     # --bad-map onto the device compared with, or the disk being rescued
     sp -- --compare devb.gz "$L" --bad-map "$L"
-    rc_is "--compare B DEV --bad-map DEV" 1
+    rc_is "--compare B DEV --bad-map DEV" 2
     dev_kept "--compare B DEV --bad-map DEV: the device intact"
     sp -- --rescue -c --bad-map "$L" "$L"
     rc_is "--rescue -c DEV --bad-map DEV" 1
