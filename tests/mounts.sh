@@ -74,6 +74,14 @@ check "--force-mounted: says what may change ($(head -c 200 e.err))" \
 "$SPIGZ" -l f.gz > /dev/null 2> e.err
 check "--force-mounted: the backup says so" grep -q "when this backup was made: mapped while it may change" e.err
 umount m && MNTS=()
+# a mount point longer than any fixed buffer (mountinfo fields are read
+# whole: a 2,200-byte path once pushed "rw" out of the options' place)
+LONG=$T/lp
+for i in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
+mkdir -p "$LONG"
+mount "$P" "$LONG" && MNTS+=("$LONG") || fail "mount $P on a long path"
+refused "mounted on a 2,200-byte path" d.img "is mounted read-write on $T/lp/"
+umount "$LONG" && MNTS=()
 mount -o ro "$P" m && MNTS+=("$T/m") || fail "mount -o ro $P"
 mapped "mounted read-only" d.img
 umount m && MNTS=()
@@ -114,9 +122,12 @@ else
     fail "a mount namespace kept by a bind mount of its nsfs file"
 fi
 
-section "a process holding the image open for writing"
+section "a process holding the image, or a loop device of it, open for writing"
 exec 3<>d.img
 refused "open for writing" d.img "has it open for writing"
+exec 3>&-
+exec 3<>"$P"
+refused "a loop device of it open for writing" d.img "has it open for writing"
 exec 3>&-
 exec 3<d.img
 mapped "open for reading only" d.img

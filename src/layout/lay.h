@@ -115,14 +115,11 @@ void lay_free(struct lay_map *m);
  * device of it, a partition's range on a loop device) counts (lay_mount.c). */
 int lay_mount_check(int fd, char *why, size_t wn);
 
-/* 1 when the input open on fd (a block device, or a file behind a loop
- * device), or a partition of it, is mounted read-write, with the mount
- * point in where; else 0. */
-int lay_mounted_rw(int fd, char *where, size_t wn);
-
-/* The same for any mount (rw_only false: read-only ones too), the disk a
- * partition belongs to included: what a restore onto the device must not
- * write under. */
+/* 1 when the input open on fd (a block device, a file behind a loop
+ * device), a partition of it or the disk it belongs to is mounted (with
+ * rw_only, read-write: its own options or its superblock's), in any mount
+ * namespace, with the mount point in where; else 0.  What a restore onto
+ * the device must not write under. */
 int lay_mounted(int fd, bool rw_only, char *where, size_t wn);
 
 /* Whether the block device b holds a's bytes: a loop device backed by the

@@ -17,15 +17,18 @@
  * under /proc/PID/root.  A namespace no process shows (kept by a bind mount
  * of its nsfs file) is still seen by the kernel: each block device of the
  * set is opened with O_EXCL, which fails with EBUSY while anything holds it
- * (a mount anywhere, device-mapper, md, swap); held with no read-only mount
- * of ours to explain it is refused.  For a regular file, a process holding
- * it open for writing (a FUSE daemon serving it, a VM) is found in
+ * (a mount anywhere, device-mapper, md, swap); held is refused unless a
+ * read-only mount of ours explains it, every mountinfo line was read and
+ * nothing stacks on the device (its sysfs holders).  A mount counts as
+ * read-write when its own options or its superblock's say so (a read-only
+ * bind of a read-write filesystem still changes).  A process holding a
+ * file or a device of the set open for writing (a FUSE daemon serving it,
+ * a VM on the disk, dd onto a loop device of the image) is found in
  * /proc/PID/fd.
  *
  * Bounds: LAY_MAX_DEVS devices and files in the set, LAY_MAX_NS namespaces,
- * mountinfo lines of 4 KiB (longer ones are skipped whole: their device and
- * source come first, so a skipped line could only hide a mount whose
- * mountpoint alone is over 4 KiB; the O_EXCL test still sees it).
+ * mountinfo lines read whole up to 1 MiB (a longer one, or one that does
+ * not parse, rules nothing out: the O_EXCL test then decides).
  */
 #include "config.h"
 #include "lay.h"
@@ -250,42 +253,76 @@ static bool lm_source_matches(const struct lm_set *s, const char *root, const ch
 
 struct lm_hit {
     bool found, rw;
+    bool unparsed; /* a mountinfo line that could not be read: it may be
+                      one of ours, so nothing may be ruled out by it */
     char what[1100], where[2400]; /* a source, a mountpoint and a namespace */
 };
 
+/* Whether a comma-separated option list says "rw". */
+static bool lm_opts_rw(const char *o)
+{
+    return strncmp(o, "rw", 2) == 0 && (o[2] == '\0' || o[2] == ',');
+}
+
+/* A mountinfo line split at its spaces (fields never hold one: the kernel
+ * escapes it as \040): fields 2 (major:minor), 4 (mount point) and 5
+ * (per-mount options), then after the "-" separator the filesystem type,
+ * the source and the superblock's options.  False when it is not that. */
+struct lm_line {
+    unsigned ma, mi;
+    const char *mnt, *opts, *src, *sopts;
+};
+
+static bool lm_split(char *line, struct lm_line *l)
+{
+    char *f[64];
+    size_t n = 0;
+    for (char *save = NULL, *t = strtok_r(line, " \n", &save); t != NULL && n < 64;
+         t = strtok_r(NULL, " \n", &save))
+        f[n++] = t;
+    size_t dash = 6;
+    while (dash < n && strcmp(f[dash], "-") != 0)
+        dash++;
+    if (n < 6 || dash + 2 >= n || sscanf(f[2], "%u:%u", &l->ma, &l->mi) != 2)
+        return false;
+    l->mnt = f[4];
+    l->opts = f[5];
+    l->src = f[dash + 2];
+    l->sopts = dash + 3 < n ? f[dash + 3] : "";
+    return true;
+}
+
 /* One mountinfo file (of the namespace whose root is root, named ns in
- * messages): the first mount of the set, read-write first. */
+ * messages): the first mount of the set, read-write first.  A mount is
+ * read-write when its own options or its superblock's say so (a read-only
+ * bind of a read-write filesystem still changes).  Lines are read whole
+ * (up to 1 MiB: a longer one, or one that does not parse, sets unparsed). */
 static void lm_scan_mountinfo(const struct lm_set *s, const char *path, const char *root,
                               const char *ns, bool rw_only, struct lm_hit *h)
 {
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return;
-    char line[4096];
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (strchr(line, '\n') == NULL) { /* longer than the buffer: skipped whole */
-            int ch;
-            while ((ch = fgetc(f)) != EOF && ch != '\n')
-                ;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        struct lm_line l;
+        if (len > (1 << 20) || !lm_split(line, &l)) {
+            h->unparsed = true;
             continue;
         }
-        unsigned ma, mi;
-        char mnt[2048], opts[512], src[1024] = "";
-        if (sscanf(line, "%*u %*u %u:%u %*s %2047s %511s", &ma, &mi, mnt, opts) != 4)
-            continue;
-        const char *dash = strstr(line, " - ");
-        if (dash == NULL || sscanf(dash + 3, "%*s %1023s", src) != 1)
-            src[0] = '\0';
-        bool rw = strncmp(opts, "rw", 2) == 0 && (opts[2] == '\0' || opts[2] == ',');
+        bool rw = lm_opts_rw(l.opts) || lm_opts_rw(l.sopts);
         if ((rw_only && !rw) || (h->found && (h->rw || !rw)))
             continue;
-        if (!lm_dev_matches(s, makedev(ma, mi)) && !lm_source_matches(s, root, src))
+        if (!lm_dev_matches(s, makedev(l.ma, l.mi)) && !lm_source_matches(s, root, l.src))
             continue;
         h->found = true;
         h->rw = rw;
-        snprintf(h->what, sizeof h->what, "%s", src[0] ? src : "it");
-        snprintf(h->where, sizeof h->where, "%s%s", mnt, ns);
+        snprintf(h->what, sizeof h->what, "%s", l.src[0] ? l.src : "it");
+        snprintf(h->where, sizeof h->where, "%s%s", l.mnt, ns);
     }
+    free(line);
     fclose(f);
 }
 
@@ -324,12 +361,11 @@ static void lm_scan_mounts(const struct lm_set *s, bool rw_only, struct lm_hit *
     closedir(d);
 }
 
-/* A process other than this one holding a file of the set open for
- * writing (FUSE daemons serving the file, a virtual machine). */
+/* A process other than this one holding a file or a block device of the
+ * set open for writing (FUSE daemons serving the file, a virtual machine
+ * on the disk, dd onto a loop device of the image). */
 static void lm_scan_writers(const struct lm_set *s, struct lm_hit *h)
 {
-    if (s->nfiles == 0)
-        return;
     DIR *d = opendir("/proc");
     if (d == NULL)
         return;
@@ -349,8 +385,9 @@ static void lm_scan_writers(const struct lm_set *s, struct lm_hit *h)
             char p[600], info[600];
             struct stat st;
             snprintf(p, sizeof p, "/proc/%s/fd/%s", e->d_name, f->d_name);
-            if (f->d_name[0] == '.' || stat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
-                !lm_has_file(s, st.st_dev, st.st_ino))
+            if (f->d_name[0] == '.' || stat(p, &st) != 0 ||
+                !((S_ISREG(st.st_mode) && lm_has_file(s, st.st_dev, st.st_ino)) ||
+                  (S_ISBLK(st.st_mode) && lm_dev_matches(s, st.st_rdev))))
                 continue;
             snprintf(info, sizeof info, "/proc/%s/fdinfo/%s", e->d_name, f->d_name);
             FILE *fi = fopen(info, "re");
@@ -397,6 +434,28 @@ static bool lm_devnode(dev_t d, char *path, size_t n)
     return stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == d;
 }
 
+/* Whether anything stacks on a device of the set (device-mapper, md,
+ * bcache: /sys/dev/block/M:N/holders is not empty). */
+static bool lm_has_holders(const struct lm_set *s)
+{
+    for (size_t i = 0; i < s->ndevs; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/holders", major(s->devs[i]),
+                 minor(s->devs[i]));
+        DIR *d = opendir(path);
+        if (d == NULL)
+            continue;
+        struct dirent *e;
+        bool any = false;
+        while (!any && (e = readdir(d)) != NULL)
+            any = e->d_name[0] != '.';
+        closedir(d);
+        if (any)
+            return true;
+    }
+    return false;
+}
+
 /* A block device of the set that the kernel will not open exclusively. */
 static void lm_scan_exclusive(const struct lm_set *s, struct lm_hit *h)
 {
@@ -427,28 +486,24 @@ int lay_mount_check(int fd, char *why, size_t wn)
         snprintf(why, wn, "%s is mounted read-write on %s", h.what, h.where);
         return 1;
     }
-    bool ro_mount = h.found;
     struct lm_hit w = {0};
     lm_scan_writers(&s, &w);
     if (w.found) {
         snprintf(why, wn, "%s has it open for writing", w.what);
         return 1;
     }
+    /* Held exclusively: by a mount no process shows, device-mapper, md,
+     * swap; or by the read-only mount found above, which alone is fine
+     * when every mountinfo line was read and nothing stacks on the set. */
     struct lm_hit x = {0};
-    if (!ro_mount)
-        lm_scan_exclusive(&s, &x);
-    if (x.found) {
+    lm_scan_exclusive(&s, &x);
+    if (x.found && !(h.found && !h.unparsed && !lm_has_holders(&s))) {
         snprintf(why, wn, "%s is held exclusively by the kernel: mounted (in a mount namespace "
                           "no process here shows), or used by device-mapper, md or swap",
                  x.what);
         return 1;
     }
     return 0;
-}
-
-int lay_mounted_rw(int fd, char *where, size_t wn)
-{
-    return lay_mounted(fd, true, where, wn);
 }
 
 int lay_mounted(int fd, bool rw_only, char *where, size_t wn)
