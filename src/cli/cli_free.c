@@ -55,6 +55,8 @@ static void cf_warn(struct cli *c, const struct cli_job *j, struct cli_notes *nt
         nt->n++;
 }
 
+#define CF_DOUBTS 16 /* regions read whole for a doubt, said one by one */
+
 static const char *cf_bytes(uint64_t v, char *buf, size_t n)
 {
     cli_prog_size(buf, n, (double)v);
@@ -69,7 +71,7 @@ static void cf_region(const struct lay_map *m, const struct lay_part *p, char *b
     char who[32] = "";
     if (m->nlayouts > 1)
         snprintf(who, sizeof who, "reading %u: ", p->layout + 1);
-    if (L == NULL || L->table[0] == '\0')
+    if (L == NULL || L->table[0] == '\0' || p->number == 0)
         snprintf(buf, n, "%sthe whole input", who);
     else
         snprintf(buf, n, "%spartition %u (%s, type %s, at %llu)", who, p->number, L->table,
@@ -103,6 +105,7 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
     if (m->forced[0] != '\0')
         cf_warn(c, j, nt, "mapped while it may change (--force-mounted): %s", m->forced);
     char r[160], a[32], b[32], d[32];
+    size_t doubts = 0, more = 0;
     for (size_t i = 0; i < m->nparts; i++) {
         const struct lay_part *p = &m->parts[i];
         cf_region(m, p, r, sizeof r);
@@ -120,12 +123,18 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
             cf_warn(c, j, nt, "%s: %s: its allocation map calls free %s its files use, read as "
                               "data: the filesystem is damaged (run its fsck)", r, fs,
                     cf_bytes(p->disputed, a, sizeof a));
-        if (!p->mapped && p->doubt)
+        /* a forged table can list hundreds of doubtful entries: the first
+         * CF_DOUBTS are said one by one (all with -vv), the rest counted */
+        if (!p->mapped && p->doubt && (doubts++ < CF_DOUBTS || c->verbose > 1))
             cf_warn(c, j, nt, "%s: %s, read whole: %s", r, fs, p->why);
+        else if (!p->mapped && p->doubt)
+            more++;
         else if (!p->mapped && c->verbose)
             cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,
                     cf_bytes(p->len, a, sizeof a), p->why);
     }
+    if (more > 0)
+        cf_warn(c, j, nt, "%zu more regions read whole for a doubt (-vv lists them)", more);
     if (c->verbose > 1)
         cli_msg("%s: %s free in %zu ranges; %s of metadata read to find it", j->in_name,
                 cf_bytes(m->free_bytes, a, sizeof a), m->nfree, cf_bytes(m->meta_read, b, sizeof b));

@@ -267,8 +267,9 @@ static void lay_kernel_first(struct lay_readings *rs)
     snprintf(rs->r[0].name + n, sizeof t.name - n, " (the kernel's reading)");
 }
 
-/* Fold readings that define the same regions into the first of them. */
-static void lay_fold(struct lay_readings *rs)
+/* Fold readings that define the same regions into the first of them.
+ * 0, or -1 out of memory. */
+static int lay_fold(struct lay_readings *rs)
 {
     for (size_t i = 0; i < rs->n; i++)
         for (size_t j = i + 1; j < rs->n;) {
@@ -283,13 +284,15 @@ static void lay_fold(struct lay_readings *rs)
                 snprintf(rs->r[i].name + n, room, ", %.*s", (int)(room - 3), add);
             /* the table checks see both readings' structures */
             for (size_t k = 0; k < rs->r[j].nstructs; k++)
-                (void)lay_reading_struct(NULL, &rs->r[i], rs->r[j].structs[k].off,
-                                         rs->r[j].structs[k].len);
+                if (lay_reading_struct(NULL, &rs->r[i], rs->r[j].structs[k].off,
+                                       rs->r[j].structs[k].len) != 0)
+                    return -1;
             free(rs->r[j].parts);
             free(rs->r[j].structs);
             memmove(&rs->r[j], &rs->r[j + 1], (rs->n - j - 1) * sizeof rs->r[j]);
             rs->n--;
         }
+    return 0;
 }
 
 /* Map part p of layout li, from an identical region already mapped when
@@ -501,10 +504,19 @@ static void lay_ctx_free(struct lay_ctx *c)
 
 /* A partition that leaves the input (a forged or truncated table; the
  * kernel truncates it) is read whole: it keeps no length, so that every
- * reader's version of it is the same region. */
+ * reader's version of it is the same region.  A reading of more than
+ * LAY_MAX_PARTS partitions is one region, the whole input, read whole. */
 static void lay_clip(struct lay_ctx *c)
 {
-    for (size_t i = 0; i < c->rs.n; i++)
+    for (size_t i = 0; i < c->rs.n; i++) {
+        struct lay_reading *r = &c->rs.r[i];
+        if (r->too_many) {
+            r->nparts = 1;
+            r->parts[0] = (struct lay_part){.off = 0, .len = c->size, .used = c->size};
+            lay_whole(&r->parts[0], true, "its table lists more partitions than the kernel "
+                                          "reads (256)");
+            continue;
+        }
         for (size_t k = 0; k < c->rs.r[i].nparts; k++) {
             struct lay_part *p = &c->rs.r[i].parts[k];
             if (p->off <= c->size && p->len <= c->size - p->off && (p->len > 0 || p->why[0]))
@@ -513,6 +525,7 @@ static void lay_clip(struct lay_ctx *c)
             p->len = 0;
             lay_whole(p, true, "the partition lies outside the disk");
         }
+    }
 }
 
 /* Every reading of the input: libblkid's, the kernel's MBR rules, each
@@ -532,8 +545,7 @@ static int lay_readings_all(struct lay_ctx *c)
         return -1;
     lay_clip(c);
     lay_kernel_first(&c->rs);
-    lay_fold(&c->rs);
-    return 0;
+    return lay_fold(&c->rs);
 }
 
 /* The reading lay_whole_reading() added, mapped like the others. */

@@ -113,7 +113,7 @@ static int gpt_reading(struct lay_dev *d, unsigned ss, const struct gpt_hdr *h,
         struct lay_part *p = lay_reading_part(r, inside ? s * ss : 0, inside ? (z - s + 1) * ss : 0,
                                               i + 1);
         if (p == NULL) {
-            rc = -1;
+            rc = r->too_many ? 0 : -1;
             goto out;
         }
         gpt_guid(e, p->ptype, sizeof p->ptype);

@@ -59,19 +59,12 @@ static bool mbr_extended(uint8_t type)
     return type == 0x05 || type == 0x0F || type == 0x85;
 }
 
-/* The kernel's test for a FAT boot sector in sector 0. */
-static bool mbr_fat_boot(const uint8_t *sec)
-{
-    unsigned reserved = sec[14] | sec[15] << 8, media = sec[21];
-    return reserved != 0 && sec[16] != 0 && (media == 0xF0 || media >= 0xF8);
-}
-
 static int mbr_add(struct lay_reading *r, uint64_t sector_off, uint32_t size, unsigned ss,
                    unsigned number, uint8_t type)
 {
     struct lay_part *p = lay_reading_part(r, sector_off * ss, (uint64_t)size * ss, number);
     if (p == NULL)
-        return -1;
+        return r->too_many ? 0 : -1;
     snprintf(p->ptype, sizeof p->ptype, "0x%02x", type);
     return 0;
 }
@@ -135,10 +128,9 @@ int lay_mbr_read(struct lay_dev *d, unsigned ss, struct lay_readings *rs)
         goto out;
     mbr_entries(sec, e);
     for (int i = 0; i < 4; i++)
-        if (e[i].boot != 0x00 && e[i].boot != 0x80) {
-            rs->fat_boot = i == 0 && mbr_fat_boot(sec);
-            goto out;
-        }
+        if (e[i].boot != 0x00 && e[i].boot != 0x80)
+            goto out; /* no table (a FAT boot sector, when the kernel's
+                         test says so: the whole-input reading has it) */
     for (int i = 0; i < 4; i++)
         if (e[i].type == 0xEE) {
             rs->protective = true;

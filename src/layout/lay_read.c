@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Readings and regions are few (a reader adds at most 4 + 252 MBR
- * partitions, 32768 GPT entries); the bound keeps a forged input from
- * asking for more. */
+/* Readings and regions are few: the kernel reads at most 256 partitions
+ * of a disk, so a reading past LAY_MAX_PARTS is one no program agrees on
+ * (lay.c reads the whole input then), and the bound keeps a forged table
+ * (a GPT of 32768 entries, six headers) from costing quadratic work and a
+ * warning per entry.  Structures: sector 0, the EBRs, the GPT's three. */
 #define LAY_MAX_READINGS 16
-#define LAY_MAX_REGIONS 32768
+#define LAY_MAX_REGIONS 512
 
 static int lay_grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
 {
@@ -44,7 +46,11 @@ struct lay_reading *lay_reading_new(struct lay_readings *rs, const char *table, 
 struct lay_part *lay_reading_part(struct lay_reading *r, uint64_t off, uint64_t len,
                                   unsigned number)
 {
-    if (lay_grow((void **)&r->parts, &r->cap, r->nparts, sizeof *r->parts, LAY_MAX_REGIONS) != 0)
+    if (r->nparts >= LAY_MAX_PARTS) {
+        r->too_many = true;
+        return NULL;
+    }
+    if (lay_grow((void **)&r->parts, &r->cap, r->nparts, sizeof *r->parts, LAY_MAX_PARTS) != 0)
         return NULL;
     struct lay_part *p = &r->parts[r->nparts++];
     memset(p, 0, sizeof *p);

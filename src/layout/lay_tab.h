@@ -38,22 +38,26 @@ struct lay_reading {
     size_t nparts, cap;
     struct sp_range *structs; /* this reading's own table structures */
     size_t nstructs, scap;
+    bool too_many;          /* it defined more than LAY_MAX_PARTS regions */
 };
+
+/* The kernel's limit on a disk's partitions: a reading with more is not
+ * believed (lay.c reads the whole input for it). */
+#define LAY_MAX_PARTS 256
 
 struct lay_readings {
     struct lay_reading *r;
     size_t n, cap;
     struct lay_used structs; /* every table structure found, of every reading */
     bool protective;         /* sector 0 holds a GPT protective entry (0xEE) */
-    bool fat_boot;           /* sector 0 is a FAT boot sector by the kernel's
-                                rule (its table's boot indicators invalid) */
 };
 
 /* A new, empty reading named name, appended to rs; NULL out of memory. */
 struct lay_reading *lay_reading_new(struct lay_readings *rs, const char *table,
                                     const char *name);
 
-/* A region [off, off + len) of the input; NULL out of memory. */
+/* A region [off, off + len) of the input; NULL out of memory, or past
+ * LAY_MAX_PARTS (r->too_many set: the reader stops adding, no error). */
 struct lay_part *lay_reading_part(struct lay_reading *r, uint64_t off, uint64_t len,
                                   unsigned number);
 
