@@ -762,6 +762,25 @@ START_TEST(notes_rejected)
     ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
     ck_assert_msg(strstr(why, "control character") != NULL, "%s", why);
     ck_assert_ptr_null(x.notes);
+    /* a C1 control in UTF-8 (U+009B, a terminal's CSI), and invalid UTF-8 */
+    note[1] = 0xC2;
+    note[2] = 0x9B;
+    crc = 0;
+    for (uint64_t at = data_len; at < f.n - IDX_FOOTER_LEN;) {
+        uint64_t m = le(f.p + at + 14, 2);
+        crc = (uint32_t)crc32(crc, f.p + at + 16, (uInt)m);
+        at += 26 + m;
+    }
+    for (int i = 0; i < 4; i++)
+        ft[60 + i] = (uint8_t)(crc >> (8 * i));
+    fc = (uint32_t)crc32(0, ft + 16, 48);
+    for (int i = 0; i < 4; i++)
+        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+    ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
+    ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
+    ck_assert_msg(strstr(why, "printable UTF-8") != NULL, "%s", why);
+    note[1] = ' ';
+    note[2] = 'n';
     /* an unknown flag (bit 2) is refused as before */
     note[1] = ' ';
     ft[17] |= 4;

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cli_progress.h"
 #include "lay.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,6 +51,7 @@ static void cf_warn(struct cli *c, const struct cli_job *j, struct cli_notes *nt
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    txt_clean(text); /* names and labels from the disk: printable, and a note */
     cli_warn(c, "%s: %s", j->in_name, text);
     if (nt != NULL && nt->n < sizeof nt->v / sizeof nt->v[0] && (nt->v[nt->n] = strdup(text)))
         nt->n++;

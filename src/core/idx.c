@@ -1,5 +1,6 @@
 /* idx.c — see idx.h and doc/FORMAT.md. */
 #include "idx.h"
+#include "text.h"
 #include "crcz.h"
 #include "zrun.h"
 
@@ -233,12 +234,7 @@ int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp
 bool idx_note_valid(const char *t)
 {
     size_t n = strlen(t);
-    if (n == 0 || n > IDX_NOTE_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7F)
-            return false;
-    return true;
+    return n > 0 && n <= IDX_NOTE_MAX && txt_printable((const uint8_t *)t, n);
 }
 
 int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct sp_err *err)
@@ -491,6 +487,11 @@ static int idx_note_record(struct idx_parse *s, const uint8_t *p, size_t n)
         memcpy(t + s->note_at, p, k);
         s->note_at += k;
         s->note_left -= k;
+        /* whole, it must be UTF-8 without controls (C1 ones included) */
+        if (s->note_left == 0 && !txt_printable((const uint8_t *)t, s->note_at)) {
+            s->why = "a note is not printable UTF-8";
+            return -1;
+        }
         return (int)k;
     }
     uint64_t a;

@@ -59,8 +59,8 @@ int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp
 
 /* Notes: what the compressor said of its input (a disk with two layouts,
  * a damaged filesystem read whole), kept for a later reader to repeat.
- * Each at most IDX_NOTE_MAX bytes of text without control characters
- * (others are left out), at most IDX_NOTES_MAX of them; the footer's flag
+ * Each at most IDX_NOTE_MAX bytes of UTF-8 without control characters
+ * (text.h; others are left out), at most IDX_NOTES_MAX of them; the footer's flag
  * 2 says they follow (doc/FORMAT.md).  Call once, after idx_w_add_bad(). */
 #define IDX_NOTE_MAX 1024
 #define IDX_NOTES_MAX 64

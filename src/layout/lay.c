@@ -3,6 +3,7 @@
 #include "lay.h"
 #include "lay_fs.h"
 #include "lay_tab.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,7 +148,7 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
     if (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0) {
         snprintf(p->fs, sizeof p->fs, "%s", v);
         if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
-            snprintf(p->label, sizeof p->label, "%s", v);
+            txt_clean(strncpy(p->label, v, sizeof p->label - 1)); /* printed later */
     }
     blkid_free_probe(pr);
     if (rc == -2) {

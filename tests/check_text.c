@@ -1,0 +1,60 @@
+/* Unit tests for text.h: printable UTF-8 accepted, controls (C0, DEL, C1)
+ * and malformed UTF-8 (overlong, surrogates, past U+10FFFF, cut short)
+ * refused, and cleaned to '?' one byte at a time. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+static bool ok(const char *s)
+{
+    return txt_printable((const uint8_t *)s, strlen(s));
+}
+
+START_TEST(test_printable)
+{
+    ck_assert(ok(""));
+    ck_assert(ok("partition 1 (gpt): ext4 \"root\", read whole"));
+    ck_assert(ok("\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80")); /* é, €, an emoji */
+    ck_assert(!ok("tab\there"));
+    ck_assert(!ok("esc\x1b[2J"));
+    ck_assert(!ok("del\x7f"));
+    ck_assert(!ok("c1 \xc2\x9b" "2J")); /* U+009B, CSI */
+    ck_assert(!ok("c1 \xc2\x85"));      /* U+0085, NEL */
+    ck_assert(ok("\xc2\xa0"));          /* U+00A0, the first after C1 */
+    ck_assert(!ok("\xc0\x80"));         /* overlong NUL */
+    ck_assert(!ok("\xe0\x80\xaf"));     /* overlong '/' */
+    ck_assert(!ok("\xed\xa0\x80"));     /* a surrogate */
+    ck_assert(!ok("\xf4\x90\x80\x80")); /* past U+10FFFF */
+    ck_assert(!ok("\xe2\x82"));         /* cut short */
+    ck_assert(!ok("\x80"));             /* a lone continuation byte */
+    ck_assert(!ok("\xfe"));
+}
+END_TEST
+
+START_TEST(test_clean)
+{
+    char a[] = "a\tb\x1b[0m\xc2\x9b\xc3\xa9\xe2\x82";
+    ck_assert_str_eq(txt_clean(a), "a?b?[0m??\xc3\xa9??");
+    ck_assert(ok(a));
+    char b[] = "plain";
+    ck_assert_str_eq(txt_clean(b), "plain");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("text");
+    TCase *tc = tcase_create("utf8");
+    tcase_add_test(tc, test_printable);
+    tcase_add_test(tc, test_clean);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
