@@ -141,6 +141,19 @@ backup d.img
 check "MBR alone: status 0 ($s: $(head -c 300 b.err))" [ "$s" -eq 0 ]
 check "MBR alone: mapped" grep -q "skipped as free" b.err
 
+section "two signatures in one small filesystem"
+# libblkid's safe probe takes the first match unchecked on a region of
+# 1.44 MB or less: a FAT12 floppy image holding an old ext2 superblock
+# (its FAT's sectors over it) must still be read whole
+truncate -s 1M e2.img && mke2fs -q -F -t ext2 e2.img >/dev/null 2>&1
+truncate -s 1M tiny.img && mkfs.vfat -R 4 tiny.img >/dev/null
+dd if=e2.img of=tiny.img bs=1024 skip=1 seek=1 count=1 conv=notrunc status=none
+backup tiny.img
+check "a 1 MiB FAT12 over an ext2 superblock: status 2 ($s)" [ "$s" -eq 2 ]
+check "a 1 MiB FAT12 over an ext2 superblock: read whole ($(head -c 200 b.err))" \
+    grep -q "read whole: more than one filesystem signature" b.err
+check "a 1 MiB FAT12 over an ext2 superblock: restored whole" cmp -s tiny.img r.img
+
 section "an MBR disk keeping an old GPT's backup header at its end"
 stale d.img 64
 SECTORS=$((64 * 2048))

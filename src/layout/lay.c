@@ -125,8 +125,8 @@ void lay_whole(struct lay_part *p, bool doubt, const char *why)
 
 #ifdef HAVE_BLKID
 /* Probe one region (at base + p->off) for a filesystem: its TYPE and LABEL
- * into p.  1 when exactly one signature was found, else 0 with p marked
- * read whole. */
+ * into p.  1 when exactly one filesystem's signature was found, else 0
+ * with p marked read whole. */
 static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
 {
     blkid_probe pr = blkid_new_probe();
@@ -134,7 +134,7 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
         lay_whole(p, false, "cannot probe it");
         return 0;
     }
-    int rc = -1;
+    int rc = -1, found = 0;
     if (blkid_probe_set_device(pr, fd, (blkid_loff_t)(base + p->off), (blkid_loff_t)p->len) == 0) {
         blkid_probe_enable_partitions(pr, 0);
         blkid_probe_enable_superblocks(pr, 1);
@@ -142,16 +142,23 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
          * refuses it, with a warning, rather than "no filesystem" */
         blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
                                                   BLKID_SUBLKS_BADCSUM);
-        rc = blkid_do_safeprobe(pr);
-    }
-    const char *v;
-    if (rc == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0) {
-        snprintf(p->fs, sizeof p->fs, "%s", v);
-        if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
-            txt_clean(strncpy(p->label, v, sizeof p->label - 1)); /* printed later */
+        /* every prober's match, not blkid_do_safeprobe()'s verdict: that
+         * one takes the first match unchecked on a region of 1.44 MB or
+         * less (its "tiny device" rule) */
+        const char *v;
+        while (found < 64 && (rc = blkid_do_probe(pr)) == 0) {
+            if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) != 0 ||
+                (p->fs[0] != '\0' && strcmp(p->fs, v) == 0))
+                continue;
+            if (found++ == 0) {
+                snprintf(p->fs, sizeof p->fs, "%s", v);
+                if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
+                    txt_clean(strncpy(p->label, v, sizeof p->label - 1)); /* printed later */
+            }
+        }
     }
     blkid_free_probe(pr);
-    if (rc == -2) {
+    if (found > 1) {
         lay_whole(p, true, "more than one filesystem signature");
         return 0;
     }
