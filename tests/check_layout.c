@@ -89,6 +89,24 @@ START_TEST(test_ref_disputes)
 }
 END_TEST
 
+/* Disputes past the extent bound: the list is coarsened after the seal,
+ * the disputes merged into the map, and the count is the running one (it
+ * was the few reported since the coarsening, under LAY_DISPUTE_MAX). */
+START_TEST(test_ref_disputes_coarsened)
+{
+    struct lay_used u = {0};
+    ck_assert_int_eq(lay_used_seal(&u), 0);
+    const uint64_t n = 5000000;
+    for (uint64_t i = 0; i < n; i++)
+        ck_assert_int_eq(lay_used_ref(&u, i * 8192, 4096), 0);
+    ck_assert(u.coarsened);
+    ck_assert_uint_eq(u.disputed, n * 4096);
+    ck_assert_uint_eq(lay_used_disputed(&u), n * 4096);
+    ck_assert_uint_gt(lay_used_disputed(&u), LAY_DISPUTE_MAX);
+    free(u.e);
+}
+END_TEST
+
 /* Before the seal a reference is a plain used extent, not a dispute. */
 START_TEST(test_ref_before_seal)
 {
@@ -389,6 +407,7 @@ int main(void)
     tcase_add_test(tc, test_small_lists_kept);
     tcase_add_test(tc, test_ref_disputes);
     tcase_add_test(tc, test_ref_before_seal);
+    tcase_add_test(tc, test_ref_disputes_coarsened);
     TCase *tt = tcase_create("tables");
     tcase_add_test(tt, test_mbr_logicals);
     tcase_add_test(tt, test_mbr_loop);

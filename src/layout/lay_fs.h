@@ -60,6 +60,8 @@ struct lay_used {
                           merged (lay_used_seal()); 0 before */
     bool is_sealed;
     uint64_t disputed; /* bytes lay_used_ref() found free in the map */
+    bool coarsened_sealed; /* coarsened after the seal: the disputes merged
+                              into the map, the running count stands */
 };
 
 /* Report [off, off + len) of the region as used.  0, or -1 out of memory. */
@@ -91,7 +93,7 @@ typedef int (*lay_fs_fn)(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len
                          char *why, size_t wn);
 
 struct lay_part;
-/* lay.c: mark p read whole, saying why (fmt takes one string). */
+/* lay.c: mark p read whole, saying why. */
 void lay_whole(struct lay_part *p, bool doubt, const char *why);
 
 /* The readers; each is built only when its library was found. */

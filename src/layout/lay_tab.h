@@ -17,7 +17,8 @@
  * bytes are always data, whatever any filesystem calls them.
  *
  * Contract: readers run on the calling thread, read only through
- * lay_dev_read() (bounded to the input, counted), neither print nor exit,
+ * lay_dev_read() (bounded to the input, counted; libblkid, lay_table.c,
+ * reads the descriptor itself), neither print nor exit,
  * and return 0, or -1 out of memory.  A table that is not valid by the
  * reader's rules adds no reading.  Memory is owned by rs (lay_readings_free).
  */

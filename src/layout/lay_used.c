@@ -34,8 +34,10 @@ static void lay_coarsen(struct lay_used *u)
         u->n = k + 1;
         u->coarsened = true;
     }
-    if (u->is_sealed)
+    if (u->is_sealed) {
         u->sealed = u->n;
+        u->coarsened_sealed = true; /* the disputes are in the map now */
+    }
 }
 
 int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
@@ -108,7 +110,7 @@ int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len)
  * running count (an over-count) stands. */
 uint64_t lay_used_disputed(struct lay_used *u)
 {
-    if (!u->is_sealed || u->disputed == 0 || u->sealed > u->n)
+    if (!u->is_sealed || u->disputed == 0 || u->sealed > u->n || u->coarsened_sealed)
         return u->disputed;
     size_t k = lay_merge(u->e + u->sealed, u->n - u->sealed);
     u->n = u->sealed + k;
