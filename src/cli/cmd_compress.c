@@ -168,7 +168,7 @@ static const char *cc_compressed_suffix(const struct cli *c, const char *name)
 
 static void cc_stdin(struct cli *c)
 {
-    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO, .dir_fd = -1};
     if (fstat(STDIN_FILENO, &j.st) != 0) {
         cli_error(c, "stdin: %s", strerror(errno));
         return;
@@ -188,7 +188,7 @@ void cmd_compress(struct cli *c, const char *path)
     /* The input's own checks first (missing, a directory, links, set-ID
      * bits), then its name, as gzip: -f compresses FILE.gz all the same
      * (FILE.gz.gz). */
-    struct cli_job j = {.in_name = path};
+    struct cli_job j = {.in_name = path, .dir_fd = -1};
     if (cli_open_input(c, path, &j) != 0)
         return;
     const char *suf = cli_input_stays(c) || c->force ? NULL : cc_compressed_suffix(c, path);

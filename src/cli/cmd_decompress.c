@@ -646,7 +646,7 @@ static void cd_dispatch(struct cli *c, struct cli_job *j)
 
 void cmd_decompress(struct cli *c, const char *path)
 {
-    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO, .dir_fd = -1};
     if (path == NULL || strcmp(path, "-") == 0) {
         if (fstat(STDIN_FILENO, &j.st) != 0) {
             cli_error(c, "stdin: %s", strerror(errno));
@@ -708,7 +708,7 @@ static bool cd_compare_report(struct cli *c, const struct cli_job *j, const char
 void cmd_compare(struct cli *c, const char *path)
 {
     const char *tname = c->compare_target;
-    struct cli_job j = {.in_name = path};
+    struct cli_job j = {.in_name = path, .dir_fd = -1};
     if (strcmp(path, "-") == 0) {
         j.in_name = "stdin";
         j.in_fd = STDIN_FILENO;

@@ -305,7 +305,7 @@ static void ce_report(const struct cli *c, const char *name, const struct est_re
 static void ce_run(struct cli *c, const char *name, const char *path, int fd, bool regular)
 {
     struct lay_map map;
-    struct cli_job j = {.in_name = name, .in_fd = fd};
+    struct cli_job j = {.in_name = name, .in_fd = fd, .dir_fd = -1};
     if (cli_free_map(c, &j, &map, NULL) != 0)
         return;
     struct sp_progress prog = {0};
@@ -348,7 +348,7 @@ void cmd_estimate(struct cli *c, const char *path)
                S_ISREG(st.st_mode));
         return;
     }
-    struct cli_job j = {.in_name = path};
+    struct cli_job j = {.in_name = path, .dir_fd = -1};
     if (cli_open_input(c, path, &j) != 0)
         return;
     ce_run(c, path, path, j.in_fd, S_ISREG(j.st.st_mode));

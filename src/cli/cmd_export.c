@@ -104,7 +104,7 @@ static void ce_export(struct cli *c, struct cli_job *j)
 
 void cmd_export(struct cli *c, const char *path)
 {
-    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO};
+    struct cli_job j = {.in_name = "stdin", .in_fd = STDIN_FILENO, .dir_fd = -1};
     if (path == NULL || strcmp(path, "-") == 0) {
         if (!c->to_stdout && c->output == NULL) {
             cli_error(c, "stdin: --export-index from stdin needs -c or -o");

@@ -713,17 +713,24 @@ void dec_notes_free(char **notes, size_t n)
     free(notes);
 }
 
-/* Move x's notes after those in (*v, *n), at most IDX_NOTES_MAX in all;
- * x keeps none.  Out of memory, the rest are dropped (they describe the
- * source; the content does not depend on them). */
+/* Move x's notes before those in (*v, *n): dec_list walks files joined by
+ * cat from the last to the first, so the notes end in file order, the
+ * first IDX_NOTES_MAX kept.  x keeps none.  Out of memory, they are
+ * dropped (they describe the source; the content does not depend on them). */
 static void dec_notes_take(struct idx *x, char ***v, size_t *n)
 {
-    size_t room = *n < IDX_NOTES_MAX ? IDX_NOTES_MAX - *n : 0;
-    size_t k = x->nnotes < room ? x->nnotes : room;
-    char **a = k > 0 ? realloc(*v, (*n + k) * sizeof *a) : NULL;
+    size_t k = x->nnotes < IDX_NOTES_MAX ? x->nnotes : IDX_NOTES_MAX;
+    size_t keep = *n < IDX_NOTES_MAX - k ? *n : IDX_NOTES_MAX - k;
+    char **a = k > 0 ? realloc(*v, (k + *n) * sizeof *a) : NULL;
+    if (a != NULL) {
+        for (size_t i = keep; i < *n; i++) /* the later files' past the cap */
+            free(a[i]);
+        memmove(a + k, a, keep * sizeof *a);
+        *n = k + keep;
+    }
     for (size_t i = 0; i < x->nnotes; i++) {
         if (a != NULL && i < k)
-            a[(*n)++] = x->notes[i];
+            a[i] = x->notes[i];
         else
             free(x->notes[i]);
     }

@@ -146,7 +146,7 @@ struct dec_list {
      * was made (--rescue), zeros in it; malloc'd, the caller frees them */
     struct sp_range *bad;
     size_t nbad;
-    char **notes;       /* exact: the indexes' notes, in file order (at most
+    char **notes;       /* exact: the indexes' notes, in file order (the first
                            IDX_NOTES_MAX); dec_notes_free() */
     size_t nnotes;
 };
