@@ -417,6 +417,16 @@ if mknod nul c 1 3 2> /dev/null; then
 else
     SKIPPED="$SKIPPED -o onto a device swapped for a file (mknod refused);"
 fi
+# -f -o over an existing file replaces that file only: one saved over
+# the name while spigz wrote (after its temporary file was made, before
+# the rename) is kept, the output not given that name (status 1)
+seq 1 1000 > old.gz
+seq 5 5000 > precious && cp precious precious.ref
+race RACE_ON=stat RACE_ARM=open:.old.gz.* RACE_NAME=old.gz RACE_MOVE=precious:old.gz -- -f -o old.gz in
+raced "-f -o FILE: the name swapped before the rename"
+rc_is "-f -o FILE: the name swapped before the rename" 1
+same "-f -o FILE: the file saved over the name is kept" old.gz precious.ref
+no_tmp "-f -o FILE: the name swapped before the rename" .
 # a FIFO given with -o is written into
 rm -f fifo && mkfifo fifo
 timeout 60 cat fifo > fifo.out &

@@ -8,7 +8,7 @@
  *                       (rename, renameat, renameat2), unlink (unlink,
  *                       unlinkat), or any
  *   RACE_NAME=NAME      ... on a path whose last component is NAME (the new
- *                       name of a rename)
+ *                       name of a rename; NAME* is any name beginning NAME)
  *   RACE_NTH=N          ... the Nth such call (default 1); once only
  *   RACE_ARM=FAMILY:NAME  ... counting only calls made after a call of
  *                       FAMILY on NAME (the output's rename, say: the next
@@ -43,6 +43,16 @@ static const char *race_last(const char *path)
     return b != NULL ? b + 1 : path;
 }
 
+/* Whether name matches the pattern pat: equal, or, when pat ends in '*',
+ * beginning with what comes before it (a temporary name's random tail). */
+static int race_is(const char *name, const char *pat)
+{
+    size_t n = strlen(pat);
+    if (n > 0 && pat[n - 1] == '*')
+        return strncmp(name, pat, n - 1) == 0;
+    return strcmp(name, pat) == 0;
+}
+
 /* Whether a call of fam on p arms the action (RACE_ARM); 1 when armed. */
 static int race_arm(const char *fam, const char *p)
 {
@@ -51,7 +61,7 @@ static int race_arm(const char *fam, const char *p)
         return 1;
     size_t n = strlen(fam);
     if (p != NULL && strncmp(arm, fam, n) == 0 && arm[n] == ':' &&
-        strcmp(arm + n + 1, race_last(p)) == 0)
+        race_is(race_last(p), arm + n + 1))
         atomic_store(&race_armed, 1);
     return 0;
 }
@@ -66,7 +76,7 @@ static int race_match(const char *fam, const char *p)
         return 0;
     if (strcmp(on, "any") != 0 && strcmp(on, fam) != 0)
         return 0;
-    if (strcmp(race_last(p), name) != 0)
+    if (!race_is(race_last(p), name))
         return 0;
     const char *nth = getenv("RACE_NTH");
     int want = nth != NULL ? atoi(nth) : 1;

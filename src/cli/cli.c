@@ -436,8 +436,12 @@ bool cli_out_done(struct cli *c, bool ok)
     }
     sigset_t old;
     cli_signals_hold(&old);
-    if (ok && cli_rename_at(cli_out.dfd, cli_out.tmp, cli_out.base, cli_out.replace) != 0) {
-        if (errno == EEXIST)
+    if (ok && cli_rename_at(cli_out.dfd, cli_out.tmp, cli_out.base,
+                            cli_out.replace ? &cli_out.st : NULL) != 0) {
+        if (errno == EEXIST && cli_out.replace) /* swapped since it was checked */
+            cli_error(c, "%s: another file was put at this name while the output was "
+                         "written: kept, the output discarded", cli_out.path);
+        else if (errno == EEXIST)
             cli_warn(c, "%s already exists; not overwritten", cli_out.path);
         else
             cli_error(c, "%s: %s", cli_out.path, strerror(errno));

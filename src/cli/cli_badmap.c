@@ -44,7 +44,8 @@ static struct {
     int dfd;                 /* its directory */
     char tmp[NAME_MAX + 1];  /* the temporary name there */
     char base[NAME_MAX + 1]; /* the name it gets */
-    bool replace;            /* -f and something is there */
+    bool replace;            /* -f and something is there: ... */
+    struct stat was;         /* ... this, which alone is replaced */
 } cb_map = {.fd = -1, .dfd = -1};
 
 /* Why the map may not go where d leads, or NULL. */
@@ -97,6 +98,7 @@ int cli_badmap_begin(struct cli *c, const struct cli_job *j, const struct stat *
         d.dfd = -1;
         memcpy(cb_map.base, d.base, sizeof cb_map.base);
         cb_map.replace = d.exists || d.dangling;
+        cb_map.was = d.st;
         cli_tmp_track(1, cb_map.dfd, cb_map.tmp);
     }
     cli_signals_release(&old);
@@ -220,7 +222,8 @@ bool cli_badmap_write(struct cli *c, uint64_t total, const struct sp_range *bad,
     cb_map.fd = -1;
     sigset_t old;
     cli_signals_hold(&old);
-    if (e == 0 && cli_rename_at(cb_map.dfd, cb_map.tmp, cb_map.base, cb_map.replace) != 0)
+    if (e == 0 && cli_rename_at(cb_map.dfd, cb_map.tmp, cb_map.base,
+                                cb_map.replace ? &cb_map.was : NULL) != 0)
         e = errno;
     if (e != 0)
         (void)unlinkat(cb_map.dfd, cb_map.tmp, 0);

@@ -97,10 +97,19 @@ int cli_tmp_create(int dfd, const char *base, char *tmp, size_t n)
     return -1;
 }
 
-int cli_rename_at(int dfd, const char *from, const char *to, bool replace)
+int cli_rename_at(int dfd, const char *from, const char *to, const struct stat *was)
 {
-    if (replace)
+    if (was != NULL) {
+        /* replace only what was checked: a name that now holds another
+         * file (swapped meanwhile) keeps it */
+        struct stat now;
+        if (fstatat(dfd, to, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+            (now.st_dev != was->st_dev || now.st_ino != was->st_ino)) {
+            errno = EEXIST;
+            return -1;
+        }
         return renameat(dfd, from, dfd, to);
+    }
     if (renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) == 0)
         return 0;
     if (errno != EINVAL && errno != ENOSYS)
@@ -196,12 +205,29 @@ int cli_dest_named(const char *path, struct cli_dest *d)
             memcpy(d->shown, path, strlen(path) + 1);
         return 0;
     }
+    /* a regular file, perhaps through links: replaced where it is.  Its
+     * directory is found from the descriptor (the kernel's name for it,
+     * no link followed again), and must hold this very file: else the
+     * path changed under the check (EAGAIN). */
+    char link[64], *real = malloc(PATH_MAX);
+    ssize_t n = -1;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    if (real != NULL && (n = readlink(link, real, PATH_MAX - 1)) > 0)
+        real[n] = '\0';
+    else if (real != NULL && realpath(path, real) == NULL) /* no /proc */
+        n = -1, real[0] = '\0';
     close(fd);
-    /* a regular file, perhaps through links: replaced where it is */
-    char *real = realpath(path, NULL);
-    int rc = cp_dest_dir(real != NULL ? real : path, d);
-    int e = errno;
+    int rc = real != NULL && real[0] == '/' ? cp_dest_dir(real, d) : -1;
+    int e = real == NULL ? ENOMEM : real[0] != '/' ? ENOENT : errno;
     free(real);
+    struct stat now;
+    if (rc == 0 && (fstatat(d->dfd, d->base, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+                    now.st_dev != d->st.st_dev || now.st_ino != d->st.st_ino)) {
+        close(d->dfd);
+        d->dfd = -1;
+        rc = -1;
+        e = EAGAIN;
+    }
     errno = e;
     return rc;
 }

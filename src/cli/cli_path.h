@@ -39,10 +39,12 @@ int cli_dir_down(int dfd, const char *name, bool follow);
  * NAME_MAX).  A descriptor open for writing, or -1 (errno set). */
 int cli_tmp_create(int dfd, const char *base, char *tmp, size_t n);
 
-/* Give from the name to in dfd: over an existing to only when replace,
- * else EEXIST (RENAME_NOREPLACE, or link and unlink where the file system
- * lacks it).  0 or -1. */
-int cli_rename_at(int dfd, const char *from, const char *to, bool replace);
+/* Give from the name to in dfd.  With was (what was checked at to, -f):
+ * over it, but only while to still is that file (same device and inode)
+ * or is gone; another file there now (swapped meanwhile) is EEXIST.
+ * Without: never over anything, EEXIST (RENAME_NOREPLACE, or link and
+ * unlink where the file system lacks it).  0 or -1. */
+int cli_rename_at(int dfd, const char *from, const char *to, const struct stat *was);
 
 /* fsync the directory: 0, or -1 (errno set).  A descriptor that cannot be
  * synced (O_PATH, no read permission) or a file system that does not sync
