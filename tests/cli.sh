@@ -20,7 +20,7 @@ errtext() { tr '\n' '|' < "$T/err" | head -c 400; }
 # exit status in $RC, the command line in $CMD.  stdin is kept.
 run() {
     CMD="spigz $*"
-    (cd "$W" && exec timeout 60 "$SPIGZ" "$@") > "$T/out" 2> "$T/err"
+    (cd "$W" && exec timeout "$HANG" "$SPIGZ" "$@") > "$T/out" 2> "$T/err"
     RC=$?
 }
 
@@ -282,9 +282,9 @@ if [ -p "$W/fifo" ]; then pass; else fail "a FIFO without -c: the FIFO is gone";
 head -c 300000 /dev/urandom > "$R/fifodata"
 seq 1 100000 >> "$R/fifodata"
 exec 3<>"$W/fifo"
-(cd "$W" && exec timeout 60 "$SPIGZ" -c fifo) > "$T/fifo.gz" 2> "$T/err" 3>&- &
+(cd "$W" && exec timeout "$HANG" "$SPIGZ" -c fifo) > "$T/fifo.gz" 2> "$T/err" 3>&- &
 pid=$!
-timeout 30 cat "$R/fifodata" >&3
+timeout "$HANG" cat "$R/fifodata" >&3
 exec 3>&-
 wait "$pid"
 RC=$? CMD="spigz -c fifo"

@@ -177,7 +177,7 @@ fill "$BIG" $((64 * M))
     exec "$SPIGZ" -d -p2 -o "$BIG" "$T/img.gz") 2> "$T/err" &
 pid=$!
 # (the handler exits at once: the stalled read never needs its go)
-if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+if timeout "$HANG" sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
     kill -s INT "$pid"
 else
     kill -9 "$pid"

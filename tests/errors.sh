@@ -30,7 +30,7 @@ frun() {
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     CMD="${envs[*]} spigz $*"
-    (cd "$W" && exec timeout 120 env "${envs[@]}" "$SPIGZ" "$@") 2>&1 > "$T/out" | cat > "$T/err"
+    (cd "$W" && exec timeout "$HANG" env "${envs[@]}" "$SPIGZ" "$@") 2>&1 > "$T/out" | cat > "$T/err"
     RC=${PIPESTATUS[0]}
 }
 
@@ -109,7 +109,7 @@ rc_is "an output name too long for the file system" 1
 err_has "an output name too long" "File name too long"
 unchanged "an output name too long: input kept" "$long"
 rm -f "$W/$long" "$R/$long"
-(cd "$W" && exec timeout 60 "$SPIGZ" -c "$R/ok1" >&-) 2>&1 | cat > "$T/err"
+(cd "$W" && exec timeout "$HANG" "$SPIGZ" -c "$R/ok1" >&-) 2>&1 | cat > "$T/err"
 RC=${PIPESTATUS[0]} CMD="spigz -c FILE >&-"
 rc_is "a closed stdout" 1
 err_has "a closed stdout" "stdout"
@@ -140,7 +140,7 @@ if [ -n "${SPIGZ_SANITIZER:-}" ]; then
     echo "NOTE: the ulimit -v check of -1 runs in plain builds only (not under $SPIGZ_SANITIZER)"
 elif "$SPIGZ" -V 2>&1 | grep -q 'ISA-L'; then
     mk lim $((3 * M))
-    (cd "$W" && ulimit -v 1500000 && exec timeout 120 "$SPIGZ" -1 -p 2 lim) > "$T/out" 2> "$T/err"
+    (cd "$W" && ulimit -v 1500000 && exec timeout "$HANG" "$SPIGZ" -1 -p 2 lim) > "$T/out" 2> "$T/err"
     RC=$? CMD="spigz -1 -p 2 lim (ulimit -v 1500000)"
     rc_is "-1 without the address space it reserves" 1
     err_has "-1 without address space names the file" "lim:"
@@ -243,12 +243,12 @@ cp "$R/r" "$W/r"
 only "after the fsync failures: no stray files" r
 
 # A full device on standard output.
-(cd "$W" && exec timeout 60 "$SPIGZ" -c r) 2>&1 > /dev/full | cat > "$T/err"
+(cd "$W" && exec timeout "$HANG" "$SPIGZ" -c r) 2>&1 > /dev/full | cat > "$T/err"
 RC=${PIPESTATUS[0]} CMD="spigz -c r > /dev/full"
 rc_is "spigz -c FILE > /dev/full" 1
 err_has "spigz -c FILE > /dev/full" "No space left on device"
 unchanged "spigz -c FILE > /dev/full: input kept" r
-(cd "$W" && exec timeout 60 "$SPIGZ") < /dev/null 2>&1 > /dev/full | cat > "$T/err"
+(cd "$W" && exec timeout "$HANG" "$SPIGZ") < /dev/null 2>&1 > /dev/full | cat > "$T/err"
 RC=${PIPESTATUS[0]} CMD="spigz < /dev/null > /dev/full"
 rc_is "an empty input to /dev/full (fails at the final flush)" 1
 err_has "an empty input to /dev/full" "No space left on device"
@@ -278,7 +278,7 @@ stall_start() {
     (cd "$W" && ulimit -c 0 && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$after FAULT_STALL_DIR=$SD \
         exec env --default-signal=INT,TERM,HUP "$SPIGZ" "$@") 2> "$T/err" &
     pid=$!
-    if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+    if timeout "$HANG" sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
         return 0
     fi
     kill -9 "$pid" 2> /dev/null
@@ -286,7 +286,7 @@ stall_start() {
     fail "spigz $* never reached its stall at $after bytes (status $?): $(errtext "$T/err")"
     return 1
 }
-stall_go() { timeout 120 sh -c ': > "$1"' sh "$SD/go" || fail "spigz did not take up its go"; }
+stall_go() { timeout "$HANG" sh -c ': > "$1"' sh "$SD/go" || fail "spigz did not take up its go"; }
 # sig SIGNAL MODE: a signal while spigz is mid-run: it must remove its
 # partial output (under a temporary name), leave only the input, and die by
 # the same signal as gzip does (status 128 + the signal's number in the
@@ -350,7 +350,7 @@ rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
         fi
     done' "$SPIGZ" "$FAULT_SO" $((8 * M)) "$SD") 2> "$T/err" &
 pid=$!
-if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+if timeout "$HANG" sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
     kill -s INT -- "-$pid"
 else
     kill -9 -- "-$pid"
@@ -367,7 +367,7 @@ rm -rf "$SD" && mkdir -p "$SD" && mkfifo "$SD/stalled" "$SD/go"
 (cd "$W" && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=$M FAULT_STALL_DIR=$SD \
     exec env --ignore-signal=INT "$SPIGZ" -k small) 2> "$T/err" &
 pid=$!
-timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled" || fail "spigz -k small never stalled"
+timeout "$HANG" sh -c 'read -r _ < "$1"' sh "$SD/stalled" || fail "spigz -k small never stalled"
 kill -s INT "$pid" 2>/dev/null
 stall_go
 wait "$pid"
@@ -379,13 +379,13 @@ rm -f "$W/small" "$W/small.gz" "$R/small"
 # ---- a closed pipe ----
 section "closed pipe"
 # SIGPIPE as default: killed by it (or exit 1), never a hang (timeout: 124).
-(cd "$W" && exec timeout 60 "$SPIGZ" -c big) 2> "$T/err" | head -c 100 > /dev/null
+(cd "$W" && exec timeout "$HANG" "$SPIGZ" -c big) 2> "$T/err" | head -c 100 > /dev/null
 RC=${PIPESTATUS[0]}
 check "spigz -c FILE | head -c 100: status $RC (141 = SIGPIPE or 1, not 124 = hang)" \
     one_of "$RC" 141 1
 # SIGPIPE ignored: a write error, status 1, a message.
 for p in 1 2; do
-    (trap '' PIPE; cd "$W" && exec timeout 60 "$SPIGZ" -p "$p" -c big) 2> "$T/err" | head -c 100 > /dev/null
+    (trap '' PIPE; cd "$W" && exec timeout "$HANG" "$SPIGZ" -p "$p" -c big) 2> "$T/err" | head -c 100 > /dev/null
     RC=${PIPESTATUS[0]} CMD="spigz -p $p -c big | head -c 100 (SIGPIPE ignored)"
     rc_is "closed pipe with SIGPIPE ignored (-p $p)" 1
     err_has "closed pipe with SIGPIPE ignored (-p $p)" "Broken pipe"
@@ -394,7 +394,7 @@ done
 # spigz's own 1 MiB one included, or it could all be written before head
 # exits, and then there is no error to report)
 (trap '' PIPE; { head -c $((100 * M)) /dev/zero; head -c $((8 * M)) /dev/urandom; } |
-    timeout 60 "$SPIGZ" -c --zero-run 1024) 2> "$T/err" | head -c 10 > /dev/null
+    timeout "$HANG" "$SPIGZ" -c --zero-run 1024) 2> "$T/err" | head -c 10 > /dev/null
 st=("${PIPESTATUS[@]}")
 RC=${st[0]} CMD="head -c 100M /dev/zero | spigz -c | head -c 10 (SIGPIPE ignored)"
 # The status of the pipeline's subshell is spigz's (timeout's).
@@ -513,7 +513,7 @@ fi
 for src in di dn; do
     cp "$R/$src.gz" "$W/$src.gz"
     CMD="spigz -d $src.gz (ulimit -f 2048)"
-    (cd "$W" && trap '' XFSZ && ulimit -f 2048 && exec timeout 120 "$SPIGZ" -d "$src.gz") 2>&1 |
+    (cd "$W" && trap '' XFSZ && ulimit -f 2048 && exec timeout "$HANG" "$SPIGZ" -d "$src.gz") 2>&1 |
         cat > "$T/err"
     RC=${PIPESTATUS[0]}
     rc_is "decompression past the file size limit ($src)" 1

@@ -138,7 +138,7 @@ export_both() {
 # gzt GZ CONTENT OFF N: gztool extracts the range through the index, from
 # the index's point for it, and leaves the index as it was.
 gzt() {
-    timeout 300 gztool -v 2 -I "$1.gzi" -b "$3" -r "$4" "$1" > gzt.out 2> gzt.err
+    timeout "$HANG" gztool -v 2 -I "$1.gzi" -b "$3" -r "$4" "$1" > gzt.out 2> gzt.err
     rc=$?
     check "gztool -b $3 -r $4 $1: status 0 (rc=$rc: $(tail -c 300 gzt.err))" test "$rc" -eq 0
     ref "$2" "$3" "$4" > gzt.ref
@@ -156,7 +156,7 @@ gzt() {
 # gzt_all GZ CONTENT: gztool from offset 0 to the end of the file, across
 # the trailing index members, without -r.
 gzt_all() {
-    timeout 300 gztool -I "$1.gzi" -b 0 "$1" > gzt.out 2> gzt.err
+    timeout "$HANG" gztool -I "$1.gzi" -b 0 "$1" > gzt.out 2> gzt.err
     rc=$?
     check "gztool -b 0 $1 (to the end): status 0 (rc=$rc: $(tail -c 300 gzt.err))" test "$rc" -eq 0
     check "gztool -b 0 $1 (to the end): the whole content" cmp -s gzt.out "$2"
@@ -168,7 +168,7 @@ gzt_all() {
 igz() {
     gz=$1 content=$2
     shift 2
-    timeout 300 "$IGPY" ig.py "$gz" "$gz.igz" "$content" "$gz.info" "$@" > igz.out 2> igz.err
+    timeout "$HANG" "$IGPY" ig.py "$gz" "$gz.igz" "$content" "$gz.info" "$@" > igz.out 2> igz.err
     rc=$?
     check "indexed_gzip on $gz: status 0 (rc=$rc: $(tail -c 300 igz.err))" test "$rc" -eq 0
     check "indexed_gzip on $gz: the seek points are the pieces' and the end's" \

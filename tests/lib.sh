@@ -19,6 +19,10 @@ cleanup() {
 }
 trap cleanup EXIT
 section() { echo "[${SECONDS}s] $*"; }
+# HANG: the seconds after which a run is taken for hung (timeout "$HANG"),
+# not a time it must finish in: generous, so that a loaded machine or a
+# sanitizer build never fails a test that merely ran slowly.
+HANG=${SPIGZ_TEST_HANG:-600}
 FAILS=0
 CHECKS=0
 

@@ -41,7 +41,7 @@ sp() {
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
     CMD="${envs[*]} spigz $*"
-    timeout 120 env "${envs[@]}" "$SPIGZ" "$@" > "$T/out" 2> "$T/err"
+    timeout "$HANG" env "${envs[@]}" "$SPIGZ" "$@" > "$T/out" 2> "$T/err"
     RC=$?
 }
 # race VAR=VALUE... -- ARG...: sp under the race shim, its log in $T/race.
@@ -233,7 +233,7 @@ bm_refused "-d -f -o OUT --bad-map OUT (OUT exists)"
 kept "-d -f -o OUT --bad-map OUT: the old OUT kept" out.old img.ref
 sp -- -dc --bad-map o.raw b.gz
 rc_is "-dc --bad-map M (stdout elsewhere)" 0
-timeout 60 "$SPIGZ" -dc --bad-map o2.raw b.gz > o2.raw 2> "$T/err"
+timeout "$HANG" "$SPIGZ" -dc --bad-map o2.raw b.gz > o2.raw 2> "$T/err"
 RC=$? CMD="spigz -dc --bad-map o2.raw b.gz > o2.raw"
 bm_refused "-dc --bad-map STDOUT-FILE"
 # --compare's statuses are cmp's: a refusal is trouble, 2
@@ -281,7 +281,7 @@ rc_is "--rescue with a bad sector, the map refused (exists)" 1
 # status 1, the backup whole, no map and no temporary left.
 rm -f rm.map
 CMD="spigz --rescue -c --bad-map rm.map img | cat (ENOSPC on files)"
-timeout 120 env LD_PRELOAD="$FAULT_SO" FAULT_EIO_FILE="$W/img" FAULT_EIO_RANGES="$BAD" \
+timeout "$HANG" env LD_PRELOAD="$FAULT_SO" FAULT_EIO_FILE="$W/img" FAULT_EIO_RANGES="$BAD" \
     FAULT_WRITE_ENOSPC_AFTER=0 "$SPIGZ" --rescue -c --bad-map rm.map img 2> "$T/err" | cat > r.gz
 RC=${PIPESTATUS[0]}
 rc_is "--rescue, the map's write fails: status 1, not the 2 of bad sectors" 1
@@ -302,7 +302,7 @@ head -c $((8 * 1024 * 1024)) /dev/urandom > big
 (ulimit -c 0 && LD_PRELOAD=$FAULT_SO FAULT_STALL_AFTER=1048576 FAULT_STALL_DIR=$SD \
     exec env --default-signal=INT "$SPIGZ" --rescue -k --bad-map big.map big) 2> "$T/err" &
 pid=$!
-if timeout 120 sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
+if timeout "$HANG" sh -c 'read -r _ < "$1"' sh "$SD/stalled"; then
     tmps=$(find . -maxdepth 1 -name '.big.*' | sort | tr '\n' ' ')
     case $tmps in
         *.big.gz.*.big.map.*) pass ;;
@@ -335,13 +335,13 @@ sp -- --export-index=gztool -f -o xl x.gz
 rc_is "--export-index -f -o LINK-TO-IN IN" 1
 kept "--export-index -o LINK-TO-IN IN: intact" x.gz b.ref
 CMD="spigz --export-index=gztool -c x.gz >> x.gz"
-timeout 60 "$SPIGZ" --export-index=gztool -c x.gz >> x.gz 2> "$T/err"
+timeout "$HANG" "$SPIGZ" --export-index=gztool -c x.gz >> x.gz 2> "$T/err"
 RC=$?
 rc_is "--export-index -c IN >> IN" 1
 err_has "--export-index -c IN >> IN" "x.gz: input and output are the same file"
 kept "--export-index -c IN >> IN: nothing appended" x.gz b.ref
 CMD="spigz --export-index=gztool -c < x.gz >> x.gz"
-timeout 60 "$SPIGZ" --export-index=gztool -c < x.gz >> x.gz 2> "$T/err"
+timeout "$HANG" "$SPIGZ" --export-index=gztool -c < x.gz >> x.gz 2> "$T/err"
 RC=$?
 rc_is "--export-index -c < IN >> IN" 1
 kept "--export-index -c < IN >> IN: nothing appended" x.gz b.ref
@@ -429,7 +429,7 @@ same "-f -o FILE: the file saved over the name is kept" old.gz precious.ref
 no_tmp "-f -o FILE: the name swapped before the rename" .
 # a FIFO given with -o is written into
 rm -f fifo && mkfifo fifo
-timeout 60 cat fifo > fifo.out &
+timeout "$HANG" cat fifo > fifo.out &
 reader=$!
 sp -- -o fifo in
 wait "$reader"
@@ -461,17 +461,17 @@ loop_cases() {
     rc_is "--export-index -o DEV DEV" 1
     dev_kept "--export-index -o DEV DEV: the device intact"
     CMD="spigz -c DEV > DEV"
-    timeout 60 "$SPIGZ" -c "$L" > "$L" 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" -c "$L" > "$L" 2> "$T/err"
     RC=$?
     rc_is "-c DEV > DEV" 1
     dev_kept "-c DEV > DEV: the device intact"
     CMD="spigz -dc DEV > DEV"
-    timeout 60 "$SPIGZ" -dc "$L" > "$L" 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" -dc "$L" > "$L" 2> "$T/err"
     RC=$?
     rc_is "-dc DEV > DEV" 1
     dev_kept "-dc DEV > DEV: the device intact"
     CMD="spigz -c < DEV -o DEV"
-    timeout 60 "$SPIGZ" -o "$L" < "$L" > /dev/null 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" -o "$L" < "$L" > /dev/null 2> "$T/err"
     RC=$?
     rc_is "-o DEV < DEV" 1
     dev_kept "-o DEV < DEV: the device intact"

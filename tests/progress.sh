@@ -302,7 +302,7 @@ slow() {
     local out=$1 rate=$2 t
     shift 2
     t=$(now)
-    (cd "$W" && exec timeout 120 "$SPIGZ" "$@") 2> "$T/err" | "$PY3" "$PY/throttle.py" "$rate" "$out"
+    (cd "$W" && exec timeout "$HANG" "$SPIGZ" "$@") 2> "$T/err" | "$PY3" "$PY/throttle.py" "$rate" "$out"
     RC=${PIPESTATUS[0]}
     ELAPSED=$(since "$t")
 }
@@ -343,7 +343,7 @@ fi
 section "--progress, compression of a pipe"
 t=$(now)
 # shellcheck disable=SC2002 # a pipe, not a file: no total
-cat "$W/big" | (cd "$W" && exec timeout 120 "$SPIGZ" -c --progress) 2> "$T/err" |
+cat "$W/big" | (cd "$W" && exec timeout "$HANG" "$SPIGZ" -c --progress) 2> "$T/err" |
     "$PY3" "$PY/throttle.py" "$CRATE" "$T/c.out"
 RC=${PIPESTATUS[1]}
 ELAPSED=$(since "$t")
@@ -351,7 +351,7 @@ forced cp "cat FILE | spigz -c --progress" "$T/c.out" "$W/stdin.gz" stdin 50 "12
 # --size gives the pipe a total: percent and ETA.
 t=$(now)
 # shellcheck disable=SC2002 # a pipe, not a file: no total
-cat "$W/big" | (cd "$W" && exec timeout 120 "$SPIGZ" -c --progress --size 128M) 2> "$T/err" |
+cat "$W/big" | (cd "$W" && exec timeout "$HANG" "$SPIGZ" -c --progress --size 128M) 2> "$T/err" |
     "$PY3" "$PY/throttle.py" "$CRATE" "$T/c.out"
 RC=${PIPESTATUS[1]}
 ELAPSED=$(since "$t")
@@ -372,7 +372,7 @@ forced d "-dc --progress --no-index FILE.gz" "$T/d.out" "$W/big" big.gz - - "128
 section "--progress, decompression of a pipe"
 t=$(now)
 # shellcheck disable=SC2002 # a pipe, not a file: no total
-cat "$W/big.gz" | (cd "$W" && exec timeout 120 "$SPIGZ" -dc --progress) 2> "$T/err" |
+cat "$W/big.gz" | (cd "$W" && exec timeout "$HANG" "$SPIGZ" -dc --progress) 2> "$T/err" |
     "$PY3" "$PY/throttle.py" "$DRATE" "$T/d.out"
 RC=${PIPESTATUS[1]}
 ELAPSED=$(since "$t")
@@ -534,7 +534,7 @@ tty_run() {
     local kind=$1 desc=$2 ref=$3 rate=$4 cols=$5 res
     shift 5
     res=$(cd "$W" && PTY_OUT=$T/pty.out "$PY3" "$PY/on_tty.py" "$ref" "$rate" "$cols" \
-        timeout 120 "$SPIGZ" "$@") || { fail "$desc: on_tty.py failed"; return; }
+        timeout "$HANG" "$SPIGZ" "$@") || { fail "$desc: on_tty.py failed"; return; }
     read -r elapsed first rc same <<< "$res"
     check "$desc: exit status $rc" [ "$rc" -eq 0 ]
     check "$desc: stdout differs from the run without a terminal" [ "$same" -eq 1 ]
@@ -556,7 +556,7 @@ tty_run none "--no-progress -c FILE, stderr a terminal" "$W/big.gz" "$CRATE" 80 
 # A very narrow terminal keeps what fits, percent, rate and ETA before the
 # name; the line is never wider.
 res=$(cd "$W" && PTY_OUT=$T/pty.out "$PY3" "$PY/on_tty.py" "$W/big.gz" "$CRATE" 30 \
-    timeout 120 "$SPIGZ" -c big) || fail "30 columns: on_tty.py failed"
+    timeout "$HANG" "$SPIGZ" -c big) || fail "30 columns: on_tty.py failed"
 if "$PY3" - "$T/pty.out" <<'EOF'; then pass; else fail "30 columns: $(errtext "$T/pty.out")"; fi
 import re, sys
 t = open(sys.argv[1], "rb").read().decode()
@@ -684,14 +684,14 @@ for e in errors:
     print("resize:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 EOF
-if (cd "$W" && "$PY3" "$PY/resize.py" $((CRATE / 2)) timeout 120 "$SPIGZ" -c big \
+if (cd "$W" && "$PY3" "$PY/resize.py" $((CRATE / 2)) timeout "$HANG" "$SPIGZ" -c big \
     > "$T/resize.err" 2>&1); then
     pass
 else
     fail "a terminal resized under the line: $(head -c 600 "$T/resize.err")"
 fi
 # ... and interrupted at once (Ctrl-C): the handler's end of the line too.
-if (cd "$W" && "$PY3" "$PY/resize.py" interrupt $((CRATE / 2)) timeout 120 "$SPIGZ" -c big \
+if (cd "$W" && "$PY3" "$PY/resize.py" interrupt $((CRATE / 2)) timeout "$HANG" "$SPIGZ" -c big \
     > "$T/resize.err" 2>&1); then
     pass
 else

@@ -32,7 +32,7 @@ spig() {
     local envs=()
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    timeout 120 env LD_PRELOAD="$FAULT_SO" "${envs[@]}" "$SPIGZ" "$@" > "$T/out" 2> "$T/err"
+    timeout "$HANG" env LD_PRELOAD="$FAULT_SO" "${envs[@]}" "$SPIGZ" "$@" > "$T/out" 2> "$T/err"
     RC=$?
 }
 

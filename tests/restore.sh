@@ -235,7 +235,7 @@ for f in "" -f; do
     status_is "-d $f -o a device" $? 0
     check "-d $f -o a device: still the device" [ -c "${dev:-/dev/null}" ]
     mkfifo fifo
-    timeout 120 cat fifo > fifo.out &
+    timeout "$HANG" cat fifo > fifo.out &
     cat_pid=$!
     "$SPIGZ" -d $f -o fifo d1.gz
     s=$?

@@ -225,17 +225,17 @@ fi
 section "--compare: targets of every kind end, read errors are the target's"
 # (a 60 s bound: before the fix /dev/null and /dev/zero spun for ever)
 for gz in img.gz foreign.gz; do
-    timeout 60 "$SPIGZ" --compare "$T/$gz" /dev/null 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" --compare "$T/$gz" /dev/null 2> "$T/err"
     check "$gz against /dev/null: it ends, status 1, all of it differs" \
         sh -c "[ $? -eq 1 ] && grep -q '/dev/null: differs from .*: $((24 * M)) bytes in 1 range (first at 0)' '$T/err'"
-    timeout 60 "$SPIGZ" --compare "$T/$gz" /dev/zero 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" --compare "$T/$gz" /dev/zero 2> "$T/err"
     check "$gz against /dev/zero: it ends, status 1, the data differs" \
         sh -c "[ $? -eq 1 ] && grep -q '/dev/zero: differs from ' '$T/err'"
 done
 zimg=$T/zimg
 head -c $((3 * M)) /dev/zero > "$zimg"
 "$SPIGZ" -c "$zimg" > "$T/zimg.gz"
-timeout 60 "$SPIGZ" --compare "$T/zimg.gz" /dev/zero 2> "$T/err"
+timeout "$HANG" "$SPIGZ" --compare "$T/zimg.gz" /dev/zero 2> "$T/err"
 check "an image of zeros against /dev/zero: identical (status 0)" sh -c "[ $? -eq 0 ] && [ ! -s '$T/err' ]"
 mkfifo "$T/fifo"
 for what in whole short long; do
@@ -246,7 +246,7 @@ for what in whole short long; do
     esac
     feed > "$T/fifo" 2> /dev/null &
     fpid=$!
-    timeout 60 "$SPIGZ" --compare -v "$T/img.gz" "$T/fifo" 2> "$T/err"
+    timeout "$HANG" "$SPIGZ" --compare -v "$T/img.gz" "$T/fifo" 2> "$T/err"
     rc=$?
     kill "$fpid" 2> /dev/null
     wait "$fpid" 2> /dev/null
