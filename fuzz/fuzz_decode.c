@@ -172,6 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int drc = dec_run(fd, &o, &dopt, &ds, &err);
     free(ds.bad);
     free(ds.unread);
+    dec_notes_free(ds.notes, ds.nnotes);
     if (drc != 0)
         check_kind(&err);
     /* Indexed only when the index loads; not indexed although it loads only
@@ -201,6 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rrc = dec_run(fd, &o, &dopt, &ds, &err);
         free(ds.bad);
         free(ds.unread);
+        dec_notes_free(ds.notes, ds.nnotes);
         if (rrc != 0)
             check_kind(&err);
         if (len > total - off) {

@@ -24,6 +24,7 @@
  *
  * What must hold, whatever T is:
  *   - idx_load() returns 0 or 1, never -1 (a memfd has no read errors);
+ *     an accepted index's notes are bounded and printable UTF-8;
  *   - when it returns 1: the pieces tile [0, total) and the deflate stream,
  *     total is the reference length, the CRC is the member's;
  *   - dec_run uses the index only when idx_load() took it, and then either
@@ -60,6 +61,7 @@
 #include "compress.h"
 #include "dec.h"
 #include "idx.h"
+#include "text.h"
 #include "xidx.h"
 #include "osink.h"
 #include "out.h"
@@ -266,32 +268,46 @@ static uint32_t payload_crc(const uint8_t *t, size_t n)
     return crc;
 }
 
-/* A seed whose index lists bad ranges (--rescue, footer flag 1): variant
- * v's tail with one more index member holding the list, the flag set; the
- * harness's fix-ups (flags 0x1c) recompute the sizes and CRCs. */
-static void dump_bad_seed(const char *dir, int v)
+/* A seed whose index holds more after the records: variant v's tail with
+ * one more index member holding list[0..n), the footer's flags set to
+ * flag; the harness's fix-ups (flags 0x1c) recompute sizes and CRCs.
+ * Flag 1: bad ranges (--rescue); flag 2: notes; 3: both. */
+static void dump_extra_seed(const char *dir, int v, const uint8_t *list, size_t n, uint8_t flag,
+                            const char *what)
 {
     const struct bytes *t = &V[v].tail;
-    /* 2 ranges: [0, 1) and, a gap of 3 later, [4, 5) (LEB128 values) */
-    static const uint8_t list[] = {2, 0, 1, 3, 1};
-    uint8_t m[16 + sizeof list + 10] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff,
-                                        sizeof list + 4, 0, 'S', 'I', sizeof list, 0};
-    memcpy(m + 16, list, sizeof list);
-    memset(m + 16 + sizeof list, 0, 10);
-    m[16 + sizeof list] = 3;
+    uint8_t m[16 + 64 + 10] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff,
+                               (uint8_t)(n + 4), 0, 'S', 'I', (uint8_t)n, 0};
+    CHECK(n <= 64);
+    memcpy(m + 16, list, n);
+    memset(m + 16 + n, 0, 10);
+    m[16 + n] = 3;
     uint8_t foot[IDX_FOOTER_LEN];
     memcpy(foot, t->p + t->n - IDX_FOOTER_LEN, IDX_FOOTER_LEN);
-    foot[17] = 1;
+    foot[17] = flag;
     char path[4096];
-    snprintf(path, sizeof path, "%s/index-v%d-bad-f1c", dir, v);
+    snprintf(path, sizeof path, "%s/index-v%d-%s-f1c", dir, v, what);
     FILE *fp = fopen(path, "wb");
     CHECK(fp != NULL);
     uint8_t b = (uint8_t)(0x1c | v);
     CHECK(fwrite(&b, 1, 1, fp) == 1);
     CHECK(fwrite(t->p, 1, t->n - IDX_FOOTER_LEN, fp) == t->n - IDX_FOOTER_LEN);
-    CHECK(fwrite(m, 1, sizeof m, fp) == sizeof m);
+    CHECK(fwrite(m, 1, 16 + n + 10, fp) == 16 + n + 10);
     CHECK(fwrite(foot, 1, sizeof foot, fp) == sizeof foot);
     CHECK(fclose(fp) == 0);
+}
+
+static void dump_bad_seed(const char *dir, int v)
+{
+    /* 2 ranges: [0, 1) and, a gap of 3 later, [4, 5) (LEB128 values) */
+    static const uint8_t bad[] = {2, 0, 1, 3, 1};
+    /* 2 notes: "two layouts", and "\xc3\xa9" (UTF-8 e-acute) */
+    static const uint8_t notes[] = {2, 11, 't', 'w', 'o', ' ', 'l', 'a', 'y', 'o', 'u', 't', 's',
+                                    2, 0xc3, 0xa9};
+    static const uint8_t both[] = {2, 0, 1, 3, 1, 1, 4, 'n', 'o', 't', 'e'};
+    dump_extra_seed(dir, v, bad, sizeof bad, 1, "bad");
+    dump_extra_seed(dir, v, notes, sizeof notes, 2, "notes");
+    dump_extra_seed(dir, v, both, sizeof both, 3, "bad-notes");
 }
 
 static void dump_seeds(const char *dir)
@@ -341,6 +357,13 @@ static void check_index(const struct idx *x, const struct variant *v, uint64_t b
     }
     CHECK(x->p[x->n].uoff == x->total);
     CHECK(x->p[x->n].coff == x->data_len - x->header_len - 10);
+    /* notes: bounded, and printable (what reaches a terminal) */
+    CHECK(x->nnotes <= IDX_NOTES_MAX && (x->nnotes == 0) == (x->notes == NULL));
+    for (size_t i = 0; i < x->nnotes; i++) {
+        size_t n = strlen(x->notes[i]);
+        CHECK(n >= 1 && n <= IDX_NOTE_MAX);
+        CHECK(txt_printable((const uint8_t *)x->notes[i], n));
+    }
 }
 
 /* --export-index: a loaded index exports in both formats, exactly
@@ -423,6 +446,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&err, 0, sizeof err);
     int lrc = dec_list(fd, 1, false, &l, &err);
     free(l.bad);
+    dec_notes_free(l.notes, l.nnotes);
     /* with an index, -l reads it alone; without one, it decodes the
      * whole file, as gzip -l does: it fails where the decode below fails */
     CHECK(lrc == 0 || lr == 0);
@@ -463,6 +487,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int drc = dec_run(fd, &o, &dopt, &ds, &err);
     free(ds.bad);
     free(ds.unread);
+    dec_notes_free(ds.notes, ds.nnotes);
     /* The index is used exactly when it loads, unless its pieces are too
      * large to hold or one of them disagrees with it; the decode is then
      * sequential, and says why when the index lied. */
