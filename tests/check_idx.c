@@ -624,10 +624,11 @@ START_TEST(spill_to_temporary_file)
 }
 END_TEST
 
-/* A fake file of 300 records with the bad ranges r[0..n) after them:
- * idx_load's answer, the index in *x. */
-static int fake_with_bad(const struct sp_range *r, size_t n, struct idx *x, char *why,
-                         size_t whylen)
+/* A fake file of 300 records with the bad ranges r[0..nr) and the notes
+ * t[0..nt) after them: its bytes in *f (or NULL), idx_load's answer, the
+ * index in *x. */
+static int fake_with(const struct sp_range *r, size_t nr, const char *const *t, size_t nt,
+                     struct idx *x, char *why, size_t whylen, struct buf *f)
 {
     struct fake fk = {0};
     fake_records(&fk, 300);
@@ -638,54 +639,45 @@ static int fake_with_bad(const struct sp_range *r, size_t n, struct idx *x, char
     for (size_t k = 0; k < fk.n; k++)
         ck_assert_int_eq(idx_w_add(w, fk.r[k].data, fk.r[k].ulen, fk.r[k].clen, fk.r[k].crc,
                                    &err), 0);
-    ck_assert_int_eq(idx_w_add_bad(w, r, n, &err), 0);
+    ck_assert_int_eq(idx_w_add_bad(w, r, nr, &err), 0);
+    ck_assert_int_eq(idx_w_add_notes(w, t, nt, &err), 0);
     static struct out o;
     ck_assert_int_eq(lseek(fk.fd, (off_t)fk.data_len, SEEK_SET), (off_t)fk.data_len);
     out_init(&o, fk.fd);
     ck_assert_int_eq(idx_w_finish(w, &o, fk.total, fk.data_len, 10), 0);
     ck_assert_int_eq(out_flush(&o), 0);
     idx_w_free(w);
-    struct buf f = slurp(fk.fd);
-    ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], n > 0 ? 1 : 0); /* the flag */
-    int rc = idx_load(fk.fd, 0, f.n, x, why, whylen, &err);
+    struct buf all = slurp(fk.fd);
+    int rc = idx_load(fk.fd, 0, all.n, x, why, whylen, &err);
     ck_assert_int_ge(rc, 0);
     if (rc == 1)
         ck_assert_uint_eq(x->total, fk.total);
-    free(f.p);
+    if (f != NULL)
+        *f = all;
+    else
+        free(all.p);
     free(fk.r);
     close(fk.fd);
     return rc;
 }
 
-/* A fake file of 300 records with the notes t[0..n) after them (and one
- * bad range when bad): its bytes in *f, the load's answer, the index in *x. */
+/* The same with bad ranges only; the footer's flag checked. */
+static int fake_with_bad(const struct sp_range *r, size_t n, struct idx *x, char *why,
+                         size_t whylen)
+{
+    struct buf f;
+    int rc = fake_with(r, n, NULL, 0, x, why, whylen, &f);
+    ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], n > 0 ? 1 : 0); /* the flag */
+    free(f.p);
+    return rc;
+}
+
+/* The same with notes, and one bad range when bad. */
 static int fake_with_notes(const char *const *t, size_t n, bool bad, struct idx *x, char *why,
                            size_t whylen, struct buf *f)
 {
-    struct fake fk = {0};
-    fake_records(&fk, 300);
-    fake_member(&fk);
-    struct sp_err err = {0};
-    struct idx_w *w = idx_w_new(false, &err);
-    ck_assert_ptr_nonnull(w);
-    for (size_t k = 0; k < fk.n; k++)
-        ck_assert_int_eq(idx_w_add(w, fk.r[k].data, fk.r[k].ulen, fk.r[k].clen, fk.r[k].crc,
-                                   &err), 0);
     static const struct sp_range one = {4096, 512};
-    ck_assert_int_eq(idx_w_add_bad(w, &one, bad ? 1 : 0, &err), 0);
-    ck_assert_int_eq(idx_w_add_notes(w, t, n, &err), 0);
-    static struct out o;
-    ck_assert_int_eq(lseek(fk.fd, (off_t)fk.data_len, SEEK_SET), (off_t)fk.data_len);
-    out_init(&o, fk.fd);
-    ck_assert_int_eq(idx_w_finish(w, &o, fk.total, fk.data_len, 10), 0);
-    ck_assert_int_eq(out_flush(&o), 0);
-    idx_w_free(w);
-    *f = slurp(fk.fd);
-    int rc = idx_load(fk.fd, 0, f->n, x, why, whylen, &err);
-    ck_assert_int_ge(rc, 0);
-    free(fk.r);
-    close(fk.fd);
-    return rc;
+    return fake_with(&one, bad ? 1 : 0, t, n, x, why, whylen, f);
 }
 
 /* Notes round trip, alone and after bad ranges, up to 64 of 1024 bytes
@@ -729,6 +721,25 @@ START_TEST(notes_round_trip)
 }
 END_TEST
 
+/* The payload's CRC over every index member's payload, then the footer's,
+ * made right again after bytes of f were changed. */
+static void fix_crcs(struct buf *f)
+{
+    uint64_t data_len = le(f->p + f->n - IDX_FOOTER_LEN + 28, 8);
+    uint32_t crc = 0;
+    for (uint64_t at = data_len; at < f->n - IDX_FOOTER_LEN;) {
+        uint64_t m = le(f->p + at + 14, 2);
+        crc = (uint32_t)crc32(crc, f->p + at + 16, (uInt)m);
+        at += 26 + m;
+    }
+    uint8_t *ft = f->p + f->n - IDX_FOOTER_LEN;
+    for (int i = 0; i < 4; i++)
+        ft[60 + i] = (uint8_t)(crc >> (8 * i));
+    uint32_t fc = (uint32_t)crc32(0, ft + 16, 48);
+    for (int i = 0; i < 4; i++)
+        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+}
+
 /* A note forged with a control character, the payload and footer CRCs
  * made right again: the index is refused. */
 START_TEST(notes_rejected)
@@ -742,20 +753,8 @@ START_TEST(notes_rejected)
     uint8_t *note = memmem(f.p, f.n, "a note", 6);
     ck_assert_ptr_nonnull(note);
     note[1] = 0x07;
-    /* the payload's CRC over every index member's payload, then the footer's */
-    uint64_t data_len = le(f.p + f.n - IDX_FOOTER_LEN + 28, 8);
-    uint32_t crc = 0;
-    for (uint64_t at = data_len; at < f.n - IDX_FOOTER_LEN;) {
-        uint64_t m = le(f.p + at + 14, 2);
-        crc = (uint32_t)crc32(crc, f.p + at + 16, (uInt)m);
-        at += 26 + m;
-    }
+    fix_crcs(&f);
     uint8_t *ft = f.p + f.n - IDX_FOOTER_LEN;
-    for (int i = 0; i < 4; i++)
-        ft[60 + i] = (uint8_t)(crc >> (8 * i));
-    uint32_t fc = (uint32_t)crc32(0, ft + 16, 48);
-    for (int i = 0; i < 4; i++)
-        ft[64 + i] = (uint8_t)(fc >> (8 * i));
     int fd = tmpfile_fd();
     ck_assert_int_eq(write(fd, f.p, f.n), (ssize_t)f.n);
     struct sp_err err = {0};
@@ -765,28 +764,15 @@ START_TEST(notes_rejected)
     /* a C1 control in UTF-8 (U+009B, a terminal's CSI), and invalid UTF-8 */
     note[1] = 0xC2;
     note[2] = 0x9B;
-    crc = 0;
-    for (uint64_t at = data_len; at < f.n - IDX_FOOTER_LEN;) {
-        uint64_t m = le(f.p + at + 14, 2);
-        crc = (uint32_t)crc32(crc, f.p + at + 16, (uInt)m);
-        at += 26 + m;
-    }
-    for (int i = 0; i < 4; i++)
-        ft[60 + i] = (uint8_t)(crc >> (8 * i));
-    fc = (uint32_t)crc32(0, ft + 16, 48);
-    for (int i = 0; i < 4; i++)
-        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+    fix_crcs(&f);
     ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
     ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
     ck_assert_msg(strstr(why, "printable UTF-8") != NULL, "%s", why);
-    note[1] = ' ';
-    note[2] = 'n';
     /* an unknown flag (bit 2) is refused as before */
     note[1] = ' ';
+    note[2] = 'n';
     ft[17] |= 4;
-    fc = (uint32_t)crc32(0, ft + 16, 48);
-    for (int i = 0; i < 4; i++)
-        ft[64 + i] = (uint8_t)(fc >> (8 * i));
+    fix_crcs(&f);
     ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
     ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
     ck_assert_msg(strstr(why, "flags") != NULL, "%s", why);

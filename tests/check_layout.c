@@ -147,8 +147,30 @@ static void mbr_entry(uint8_t *sec, int slot, uint8_t boot, uint8_t type, uint32
     sec[511] = 0xAA;
 }
 
-/* A GPT header at LBA lba (512-byte sectors) with one entry [first, last]
- * of a Linux filesystem type, its array at entries_lba. */
+/* A GPT header at LBA lba (512-byte sectors) over the n entries already at
+ * entries_lba: its fields and both CRCs, as the UEFI specification lays
+ * them out. */
+static void gpt_header(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_lba, uint32_t n,
+                       uint64_t first_usable)
+{
+    uint8_t *h = d + lba * 512;
+    memset(h, 0, 512);
+    memcpy(h, "EFI PART", 8);
+    put32(h + 8, 0x00010000);
+    put32(h + 12, 92);
+    put64(h + 24, lba);
+    put64(h + 32, alt);
+    put64(h + 40, first_usable);
+    put64(h + 48, DISK / 512 - first_usable);
+    put64(h + 72, entries_lba);
+    put32(h + 80, n);
+    put32(h + 84, 128);
+    put32(h + 88, (uint32_t)crc32(0, d + entries_lba * 512, n * 128));
+    put32(h + 16, (uint32_t)crc32(0, h, 92));
+}
+
+/* A GPT header at LBA lba with 128 entries at entries_lba, the first
+ * [first, last] of a Linux filesystem type. */
 static void gpt_write(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_lba,
                       uint64_t first, uint64_t last)
 {
@@ -160,20 +182,7 @@ static void gpt_write(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_l
     a[16] = 1; /* a partition GUID, not zero */
     put64(a + 32, first);
     put64(a + 40, last);
-    uint8_t *h = d + lba * 512;
-    memset(h, 0, 512);
-    memcpy(h, "EFI PART", 8);
-    put32(h + 8, 0x00010000);
-    put32(h + 12, 92);
-    put64(h + 24, lba);
-    put64(h + 32, alt);
-    put64(h + 40, 34);
-    put64(h + 48, DISK / 512 - 34);
-    put64(h + 72, entries_lba);
-    put32(h + 80, 128);
-    put32(h + 84, 128);
-    put32(h + 88, (uint32_t)crc32(0, a, 128 * 128));
-    put32(h + 16, (uint32_t)crc32(0, h, 92));
+    gpt_header(d, lba, alt, entries_lba, 128, 34);
 }
 
 /* Map the DISK bytes of d (a memfd) with --free=zero's readings. */
@@ -355,19 +364,7 @@ START_TEST(test_gpt_too_many)
         put64(e + 32, 1024 + 8 * i);
         put64(e + 40, 1024 + 8 * i + 7);
     }
-    uint8_t *h = d + 512;
-    memcpy(h, "EFI PART", 8);
-    put32(h + 8, 0x00010000);
-    put32(h + 12, 92);
-    put64(h + 24, 1);
-    put64(h + 32, DISK / 512 - 1);
-    put64(h + 40, 80);
-    put64(h + 48, DISK / 512 - 80);
-    put64(h + 72, 2);
-    put32(h + 80, n);
-    put32(h + 84, 128);
-    put32(h + 88, (uint32_t)crc32(0, a, n * 128));
-    put32(h + 16, (uint32_t)crc32(0, h, 92));
+    gpt_header(d, 1, DISK / 512 - 1, 2, n, 80);
     struct lay_map m;
     map_disk(d, &m);
     ck_assert_uint_eq(m.nlayouts, 1);
