@@ -1,10 +1,16 @@
 /* Unit tests for zrun: every zero-run encoding inflated by zlib (and, for the
  * small ones, libdeflate) and compared, after a non-zero byte, followed by more
- * data, and checked for size and alignment. */
+ * data, and checked for size and alignment; and compared byte for byte with the
+ * golden encodings of tests/golden/zrun.txt, which tests/golden/mkgolden.py
+ * wrote from doc/FORMAT.md section 1.1 (not from zrun.c): every zero piece
+ * already written holds those bytes, and a reader accepts a zero piece only
+ * if it is them (FORMAT.md check 7), so a change here that still inflates
+ * right would still send every old backup to the slow path. */
 #include "config.h"
 
 #include <check.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -166,6 +172,116 @@ START_TEST(empty_run)
 }
 END_TEST
 
+/* ---- the golden encodings ----
+ *
+ * Read from the source tree (srcdir, as the shell tests find it; `make check`
+ * sets it) rather than embedded as arrays: one copy of the bytes, written by
+ * one program and read by both tests/golden.sh and this test, which a second
+ * reader's author can read too.  A line: n, the encoding's size, then tokens:
+ * hex bytes, or 0*N for N zero bytes (a 1 GiB encoding is ~1 MB of zeros). */
+
+/* Byte i of the encoding (head, zeros, tail), i < zrun_size(z). */
+static unsigned zrun_byte(const struct zrun *z, uint64_t i)
+{
+    if (i < z->head_len)
+        return z->head[i];
+    if (i < z->head_len + z->zeros)
+        return 0;
+    return z->tail[i - z->head_len - z->zeros];
+}
+
+/* Whether bytes [a, a + n) of the encoding are all zero: the head and tail
+ * parts byte by byte, the middle at once. */
+static bool zrun_zero_span(const struct zrun *z, uint64_t a, uint64_t n)
+{
+    uint64_t mid_end = z->head_len + z->zeros;
+    for (uint64_t i = a; i < a + n; i++) {
+        if (i >= z->head_len && i < mid_end) {
+            i = mid_end - 1; /* the middle is zeros by construction */
+            continue;
+        }
+        if (zrun_byte(z, i) != 0)
+            return false;
+    }
+    return true;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Compare one golden line with zrun_encode(n); NULL, or what differs. */
+static const char *golden_line(char *line, uint64_t *np)
+{
+    char *p = line, *end;
+    unsigned long long n = strtoull(p, &end, 10), size;
+    if (end == p || n == 0)
+        return "no length";
+    size = strtoull(end, &p, 10);
+    if (p == end)
+        return "no size";
+    *np = n;
+    struct zrun z;
+    zrun_encode(n, &z);
+    if (zrun_size(&z) != size)
+        return "size differs";
+    uint64_t at = 0;
+    for (char *tok = strtok(p, " \n"); tok != NULL; tok = strtok(NULL, " \n")) {
+        if (tok[0] == '0' && tok[1] == '*') {
+            unsigned long long run = strtoull(tok + 2, &end, 10);
+            if (*end != '\0' || run > size - at)
+                return "bad zero run";
+            if (!zrun_zero_span(&z, at, run))
+                return "bytes differ in a run of zeros";
+            at += run;
+            continue;
+        }
+        size_t len = strlen(tok);
+        if (len % 2 != 0 || len / 2 > size - at)
+            return "bad hex";
+        for (size_t i = 0; i < len; i += 2) {
+            int hi = hexval(tok[i]), lo = hexval(tok[i + 1]);
+            if (hi < 0 || lo < 0)
+                return "bad hex";
+            if (zrun_byte(&z, at++) != (unsigned)(hi << 4 | lo))
+                return "bytes differ";
+        }
+    }
+    return at == size ? NULL : "the line is shorter than its size";
+}
+
+START_TEST(golden_encodings)
+{
+    const char *dir = getenv("srcdir");
+    char path[4096], line[8192];
+    snprintf(path, sizeof path, "%s/tests/golden/zrun.txt", dir != NULL ? dir : ".");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s: cannot open (srcdir=%s)", path, dir != NULL ? dir : "unset");
+    unsigned lines = 0;
+    bool one = false, gib = false, max = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        ck_assert_msg(strchr(line, '\n') != NULL, "%s: a line longer than %zu bytes", path,
+                      sizeof line);
+        if (line[0] == '#')
+            continue;
+        uint64_t n = 0;
+        const char *why = golden_line(line, &n);
+        ck_assert_msg(why == NULL,
+                      "zrun_encode(%llu) is not the golden encoding (%s): the format changed; "
+                      "see tests/golden/README.md", (unsigned long long)n, why);
+        one |= n == 1;
+        gib |= n == 1ull << 30;
+        max |= n == 1ull << 40;
+        lines++;
+    }
+    fclose(f);
+    /* the file is whole: it has its ends and the size spigz writes most */
+    ck_assert_uint_ge(lines, 20);
+    ck_assert(one && gib && max);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("zrun");
@@ -177,6 +293,7 @@ int main(void)
     tcase_add_test(t, one_gib_at_the_bound);
     tcase_add_test(t, huge_runs_are_regular);
     tcase_add_test(t, empty_run);
+    tcase_add_test(t, golden_encodings);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -1,0 +1,271 @@
+#!/bin/sh
+# golden.sh — the on-disk format pinned by golden files (tests/golden/, its
+# README.md).  The files were written by tests/golden/mkgolden.py from
+# doc/FORMAT.md's text, not by spigz; tests/golden/MANIFEST.json gives for
+# each its decoded image (length, sha256), what `spigz -l` prints (text and
+# JSON), the sha256 of its --export-index outputs, byte ranges, bad ranges
+# and notes.  For every file:
+#   - the committed bytes are what mkgolden.py writes and what the manifest
+#     says (a hand edit, or a drift of the writer, fails here);
+#   - GNU gzip (-t, -dc) and zlib (zlib.decompress(data, 31): a reader that
+#     stops after the first member) decode it to the image;
+#   - spigz decodes it: -dc, -d -o and -t, through the index (-v says so, and
+#     nothing warns: an index refused would decode sequentially with a
+#     warning) and with --no-index; --range at a piece boundary, across it,
+#     inside a zero piece and out of it; -l and -l --format=json; the index's
+#     notes and bad ranges (-l --bad-map); both --export-index formats;
+#   - spigz writes the same bytes from the same content (-0: stored data
+#     pieces, which mkgolden.py writes too), so a change to the zero-piece
+#     encoder, the index writer or the footer fails here; notes come from
+#     spigz --free=zero (a disk whose partition lies past its end) and are
+#     the CLI's words, so those two files are compared with mkgolden.py's
+#     output for spigz's own notes (--renote).
+# When this test fails, do not regenerate the files to make it pass: read
+# tests/golden/README.md.  About 20 s (a 1 GiB image is decoded several times).
+# POSIX sh (run by $(SHELL), dash on Debian).
+# shellcheck source=tests/lib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need python3 gzip sha256sum cmp touch
+: "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
+[ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
+[ "$FAILS" -eq 0 ] || { finish; exit 1; }
+GD=$srcdir/tests/golden
+MK=$GD/mkgolden.py
+cd "$T" || exit 1
+
+# h.py: the manifest's fields, and zlib's reading of a file.
+cat > h.py <<'EOF'
+import hashlib, json, shlex, sys, zlib
+GD = sys.argv[1]
+m = json.load(open(GD + "/MANIFEST.json", encoding="utf-8"))
+cmd, args = sys.argv[2], sys.argv[3:]
+e = m.get(args[0]) if args else None
+
+def inflate_first_member(data, out=None):
+    """zlib's gzip reader (wbits 31): the first member only, as Python's
+    zlib.decompress(data, 31) and Rust's GzDecoder read a file.  Written
+    sparsely to out when given; returns (length, sha256)."""
+    if len(data) < (1 << 20) and out is None:
+        img = zlib.decompress(data, 31)
+        return len(img), hashlib.sha256(img).hexdigest()
+    d, h, n = zlib.decompressobj(31), hashlib.sha256(), 0
+    f = open(out, "wb") if out else None
+    left = data
+    while left and not d.eof:
+        b = d.decompress(left, 1 << 20)
+        left = d.unconsumed_tail
+        h.update(b)
+        n += len(b)
+        if f and b.count(0) == len(b):
+            f.seek(len(b), 1)
+        elif f:
+            f.write(b)
+    if not d.eof:
+        sys.exit("zlib: the first member does not end")
+    if f:
+        f.truncate()
+        f.close()
+    return n, h.hexdigest()
+
+if cmd == "names":
+    print(" ".join(k for k in sorted(m) if not k.startswith("_")))
+elif cmd == "get":                      # NAME KEY: a field as it is
+    v = e[args[1]]
+    sys.stdout.write(v if isinstance(v, str) else "" if v is None else json.dumps(v))
+elif cmd == "unpack":                   # NAME: the committed file, as NAME
+    raw = open(GD + "/" + e.get("stored_as", args[0]), "rb").read()
+    data = zlib.decompress(raw, 31) if e.get("stored_as", args[0]) != args[0] else raw
+    open(args[0], "wb").write(data)
+    ok = hashlib.sha256(data).hexdigest() == e["sha256"] and len(data) == e["size"]
+    sys.exit(0 if ok else "%s: not the bytes the manifest gives" % args[0])
+elif cmd == "zlib":                     # NAME [OUT]: zlib decodes it to the image
+    n, sha = inflate_first_member(open(args[0], "rb").read(), args[1] if len(args) > 1 else None)
+    if (n, sha) != (e["image_len"], e["image_sha256"]):
+        sys.exit("zlib: %d bytes, sha256 %s" % (n, sha))
+elif cmd == "ranges":                   # NAME: OFF LEN SHA256 lines
+    for off, ln, sha in e["ranges"]:
+        print(off, ln, sha)
+elif cmd == "spoil":                    # NAME FILE: bytes in the bad ranges (unreadable)
+    with open(args[1], "r+b") as f:
+        for o, n in e["bad"]:
+            f.seek(o)
+            f.write(b"\xa5" * n)
+elif cmd == "vars":                     # NAME: its fields as shell assignments
+    r = e["spigz"] or {}
+    v = {"ABOUT": e["about"], "HAS_INDEX": int(e["index"]), "IMG_SHA": e["image_sha256"],
+         "BIG": int(e["image_len"] > 64 << 20),
+         "EXP_gztool": e["export_gztool_sha256"] or "",
+         "EXP_indexed_gzip": e["export_indexed_gzip_sha256"] or "",
+         "BAD": ",".join("%d+%d" % (o, n) for o, n in e["bad"]),
+         # how spigz writes the same bytes
+         "OPTS": " ".join(r.get("options", [])), "NAME": r.get("name", "in.img"),
+         "MTIME": r.get("mtime", ""), "RESCUE": int("--rescue" in r.get("options", [])),
+         "OWN_NOTES": int(r.get("own_notes", False))}
+    print(" ".join("%s=%s" % (k, shlex.quote(str(x))) for k, x in v.items()))
+elif cmd == "notes-said":               # NAME STDERR: each note said, in order
+    err = open(args[1], encoding="utf-8").read()
+    said = [l.split(": when this backup was made: ", 1)[1] for l in err.splitlines()
+            if ": when this backup was made: " in l]
+    sys.exit(0 if said == e["notes"] else "notes said: %r" % said)
+elif cmd == "json-notes":               # LIST.json OUT: the notes spigz -l reports
+    json.dump(json.load(open(args[0], encoding="utf-8")).get("notes", []),
+              open(args[1], "w", encoding="utf-8"))
+EOF
+mf() { python3 h.py "$GD" get "$@"; }
+sha() { sha256sum | cut -d' ' -f1; }
+
+section "tests/golden/ holds exactly what mkgolden.py writes"
+check "mkgolden.py --check: the committed files are the generator's (never regenerate to pass: README.md)" \
+    python3 "$MK" --check "$GD"
+
+# decode NAME WHAT EXPECT-INDEX CMD...: CMD's stdout is the image, status 0,
+# no warning; -v's "decoded through its index" iff EXPECT-INDEX is 1.
+decode() {
+    n=$1 what=$2 idx=$3
+    shift 3
+    "$@" > out 2> err
+    rc=$?
+    check "$n: $what: status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
+    check "$n: $what: the image" [ "$(sha < out)" = "$IMG_SHA" ]
+    check "$n: $what: no index refused" sh -c '! grep -q "index not used" err'
+    if [ "$idx" = 1 ]; then
+        check "$n: $what: through the index" grep -q "decoded through its index" err
+    else
+        check "$n: $what: sequentially" sh -c '! grep -q "decoded through its index" err'
+    fi
+}
+
+for n in $(python3 h.py "$GD" names); do
+    eval "$(python3 h.py "$GD" vars "$n")"
+    section "$n: $ABOUT"
+    if ! python3 h.py "$GD" unpack "$n"; then
+        fail "$n: the committed file is not the manifest's"
+        continue
+    fi
+    # A 1 GiB image: what only repeats the small files' checks at 1 GiB a
+    # pass (gzip -dc, spigz -d -o, spigz --no-index) is left out.
+    [ "$BIG" = 1 ] && echo "NOTE: $n: $(mf "$n" image_len) bytes: gzip -dc, spigz -d -o and" \
+        "spigz --no-index not run on it (the smaller files have them)"
+
+    # Other readers.
+    check "$n: zlib.decompress(data, 31) gives the image" python3 h.py "$GD" zlib "$n" "$n.img"
+    check "$n: gzip -t" gzip -t "$n"
+    [ "$BIG" = 1 ] || check "$n: gzip -dc gives the image" [ "$(gzip -dc "$n" | sha)" = "$IMG_SHA" ]
+
+    # spigz decodes it.
+    decode "$n" "-dcv" "$HAS_INDEX" "$SPIGZ" -dcv "$n"
+    [ "$BIG" = 1 ] || decode "$n" "-dcv --no-index" 0 "$SPIGZ" -dcv --no-index "$n"
+    if [ "$BIG" = 0 ]; then
+        rm -f d.img
+        "$SPIGZ" -dv -o d.img "$n" 2> err
+        rc=$?
+        check "$n: -d -o: status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
+        check "$n: -d -o: the image" [ "$(sha < d.img)" = "$IMG_SHA" ]
+        check "$n: -d -o: through the index iff it has one" \
+            [ "$(grep -c "decoded through its index" err)" = "$HAS_INDEX" ]
+        rm -f d.img
+    fi
+    "$SPIGZ" -tv "$n" 2> err
+    rc=$?
+    check "$n: -t: status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
+    check "$n: -t: through the index iff it has one" \
+        [ "$(grep -c "decoded through its index" err)" = "$HAS_INDEX" ]
+    check "$n: -t: no index refused" sh -c '! grep -q "index not used" err'
+    if [ "$BIG" = 0 ]; then
+        "$SPIGZ" -t --no-index "$n" 2> err
+        check "$n: -t --no-index: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
+    fi
+
+    python3 h.py "$GD" ranges "$n" > ranges.txt
+    while read -r off len want; do
+        for how in index no-index; do
+            [ "$BIG" = 1 ] && [ $how = no-index ] && continue
+            if [ $how = index ]; then
+                "$SPIGZ" -dc --range "$off:$len" "$n" > out 2> err
+            else
+                "$SPIGZ" -dc --no-index --range "$off:$len" "$n" > out 2> err
+            fi
+            rc=$?
+            check "$n: --range $off:$len ($how): status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
+            check "$n: --range $off:$len ($how): the bytes" [ "$(sha < out)" = "$want" ]
+        done
+    done < ranges.txt
+
+    # -l, text and JSON; the notes (said on stderr in text mode) and the
+    # bad ranges (--bad-map) the index holds.
+    mf "$n" list_text > want
+    "$SPIGZ" -l "$n" > got 2> err
+    check "$n: -l: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
+    check "$n: -l prints the manifest's ($(head -c 300 got))" cmp -s got want
+    check "$n: -l says the index's notes" python3 h.py "$GD" notes-said "$n" err
+    mf "$n" list_json > want
+    "$SPIGZ" -l --format=json "$n" > got 2> err
+    check "$n: -l --format=json: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
+    check "$n: -l --format=json prints the manifest's ($(head -c 300 got))" cmp -s got want
+    if [ "$HAS_INDEX" = 1 ]; then
+        rm -f map
+        "$SPIGZ" -l --bad-map map "$n" > /dev/null 2> err
+        check "$n: -l --bad-map: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
+        check "$n: -l --bad-map: the index's bad ranges" \
+            [ "$(map_bad map)" = "$BAD" ]
+    fi
+
+    # --export-index: the bytes FORMAT.md section 6 gives, or a refusal.
+    for fmt in gztool indexed_gzip; do
+        eval "want=\$EXP_$fmt"
+        "$SPIGZ" --export-index=$fmt -c "$n" > out 2> err
+        rc=$?
+        if [ -n "$want" ]; then
+            check "$n: --export-index=$fmt: status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
+            if [ $fmt = indexed_gzip ] && [ "$(python3 -c 'import sys; print(sys.byteorder)')" != little ]; then
+                echo "NOTE: $n: indexed_gzip's export is in the host's byte order; the golden one is little-endian: not compared"
+            else
+                check "$n: --export-index=$fmt: the bytes" [ "$(sha < out)" = "$want" ]
+            fi
+        else
+            check "$n: --export-index=$fmt: refused, status 1 ($rc)" [ "$rc" -eq 1 ]
+            check "$n: --export-index=$fmt: nothing written" [ ! -s out ]
+        fi
+    done
+
+    # spigz writes the same bytes from the same content.
+    if [ -z "$OPTS" ]; then
+        rm -f "$n" "$n.img"
+        continue
+    fi
+    if [ "$OWN_NOTES" = 1 ] && "$SPIGZ" -V | grep -q '^--free=zero: unavailable'; then
+        echo "NOTE: $n: this spigz has no --free=zero (no libblkid): its own notes are not" \
+             "written, so its index with notes is not compared here"
+        rm -f "$n" "$n.img"
+        continue
+    fi
+    rm -rf own && mkdir own && mv "$n.img" "own/$NAME"
+    IN=$T/own/$NAME
+    [ "$RESCUE" = 1 ] && python3 h.py "$GD" spoil "$n" "$IN"
+    [ -n "$MTIME" ] && touch -d "@$MTIME" "$IN"
+    # shellcheck disable=SC2086 # OPTS: the manifest's options, split
+    if [ "$RESCUE" = 1 ]; then
+        (cd own && LD_PRELOAD="$FAULT_SO" FAULT_EIO_FILE="$IN" \
+            FAULT_EIO_RANGES="$BAD" "$SPIGZ" $OPTS -c "$NAME") \
+            > own.gz 2> err
+    else
+        (cd own && "$SPIGZ" $OPTS -c "$NAME") > own.gz 2> err
+    fi
+    rc=$?
+    want_rc=0
+    [ "$RESCUE" = 1 ] || [ "$OWN_NOTES" = 1 ] && want_rc=2   # warnings: unread, a doubt
+    check "$n: spigz $OPTS: status $want_rc ($rc: $(head -c 300 err))" [ "$rc" -eq "$want_rc" ]
+    if [ "$OWN_NOTES" = 1 ]; then
+        "$SPIGZ" -l --format=json own.gz > own.json 2> err
+        python3 h.py "$GD" json-notes own.json own-notes.json
+        check "$n: spigz noted something ($(cat own-notes.json))" grep -q '[^][]' own-notes.json
+        python3 "$MK" --renote "$n" own-notes.json --out want.gz
+        check "$n: spigz $OPTS writes mkgolden.py's bytes (with spigz's own notes)" cmp want.gz own.gz
+    else
+        check "$n: spigz $OPTS writes the golden bytes" cmp "$n" own.gz
+    fi
+    rm -rf own own.gz "$n" "$n.img"
+done
+
+finish
