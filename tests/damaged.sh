@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 need python3 mke2fs debugfs dumpe2fs mkntfs ntfscp ntfscat ntfsinfo ntfsls cmp
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 
 # 450 files of 1 byte to 300 KB (20 MB); NTFS gets the first 60

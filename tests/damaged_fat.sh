@@ -4,7 +4,7 @@
 # Each volume is made by its own mkfs over random bytes and given hundreds
 # of files in subdirectories (mtools for FAT, a FUSE mount for exFAT), some
 # of them deleted.  Healthy, it must stay mapped with status 0, its restore
-# the original with its free space zeroed (tests/fsfree.py).  Damaged (a FAT
+# the original with its free space zeroed (tests/py/fsfree.py).  Damaged (a FAT
 # sector zeroed in every copy, a single-FAT volume's, an exFAT allocation
 # bitmap cluster, cross-linked chains, an entry set's checksum), the run
 # must end with status 2 and a message naming the cause, and the restore
@@ -15,8 +15,8 @@
 need python3 mkfs.vfat mcopy mdel mdeltree fsck.vfat mkfs.exfat fsck.exfat \
     mount.exfat-fuse losetup cmp diff
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
-DMG="$srcdir/tests/fatdamage.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
+DMG="$srcdir/tests/py/fatdamage.py"
 cd "$T" || exit 1
 mkdir mnt
 trap 'mountpoint -q "$T/mnt" && umount "$T/mnt"; cleanup' EXIT

@@ -3,7 +3,7 @@
 # free space holds old data.  Each filesystem is made by its own mkfs over
 # random bytes, given files, some of them deleted; after a backup with
 # --free=zero and a restore, the restored bytes must be exactly the
-# original's with every free block zeroed (free as tests/fsfree.py finds it,
+# original's with every free block zeroed (free as tests/py/fsfree.py finds it,
 # from the filesystem's own tools or its specification), the checker must
 # pass and the files must read back.  Then what must be read whole (dirty,
 # corrupt, overlapping), the input kinds, determinism, the estimate and the
@@ -13,7 +13,7 @@ need python3 sfdisk mke2fs debugfs dumpe2fs e2fsck mkfs.vfat mcopy mdel fsck.vfa
     mkfs.exfat fsck.exfat mount.exfat-fuse mkntfs ntfscp ntfsls ntfstruncate ntfs-3g ntfsfix \
     ntfscat ntfsinfo mkswap losetup cmp
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 MIB=1048576
 

@@ -9,13 +9,13 @@
 # disk with one layout keeps the fast path (status 0, free space skipped).
 #
 # Oracle: each filesystem's own tools (e2fsck, fsck.vfat, the files read
-# back) and tests/fsfree.py's independent free-space reading: the restore
+# back) and tests/py/fsfree.py's independent free-space reading: the restore
 # may differ from the original only in sectors that the partition's
 # filesystem calls free.
 . "$(dirname "$0")/lib.sh"
 need python3 sfdisk mke2fs debugfs e2fsck mkfs.vfat mcopy fsck.vfat mkfs.exfat mkntfs cmp
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 S=512
 
