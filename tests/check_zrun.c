@@ -1,7 +1,7 @@
 /* Unit tests for zrun: every zero-run encoding inflated by zlib (and, for the
  * small ones, libdeflate) and compared, after a non-zero byte, followed by more
  * data, and checked for size and alignment. */
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -178,9 +178,5 @@ int main(void)
     tcase_add_test(t, huge_runs_are_regular);
     tcase_add_test(t, empty_run);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }
