@@ -25,7 +25,6 @@
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need gzip python3 sha256sum cmp timeout
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 gv=$(gzip --version 2>/dev/null | head -n 1)
 check "the verdicts are GNU gzip 1.12's, and the gzip here is '$gv'" [ "$gv" = "gzip 1.12" ]
 for id in D-lzh D-intact-header; do

@@ -22,7 +22,6 @@ K=1024
 M=$((1024 * 1024))
 G=$((1024 * 1024 * 1024))
 # The interpreter itself, not a wrapper (pyenv shims cost 0.1 s a call).
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 PY=$T/py
 W=$T/w    # where spigz runs, with relative names
 D=$T/d    # inputs and references

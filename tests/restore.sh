@@ -9,7 +9,6 @@
 
 need gzip python3 cmp od dd head truncate rsync compress
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 W=$T/w
 mkdir -p "$W"
 cd "$W" || exit 1
