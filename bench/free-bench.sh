@@ -15,7 +15,7 @@
 #   p3  1 GiB NTFS, quick-formatted (mkntfs -Q) over the old data, given
 #       200 MB of the sample through ntfs-3g.
 # used-disk-zeroed.img is the same disk with its free space zeroed by other
-# tools: zerofree for the ext4, tests/fsfree.py for the FAT32 (from its
+# tools: zerofree for the ext4, tests/py/fsfree.py for the FAT32 (from its
 # specification) and the NTFS (ntfscat's $Bitmap).  Both are compressed
 # with spigz at -6.
 #
@@ -117,7 +117,7 @@ if [ ! -f "$dir/used-disk.img" ] || [ "$(cat "$dir/.used-disk.stamp" 2>/dev/null
     for p in vfat:$P1_OFF:$P1_LEN ntfs:$P3_OFF:$P3_LEN; do
         IFS=: read -r kind off len <<< "$p"
         dd if="$zimg" of="$dir/.p" bs=1M skip=$((off / MIB)) count=$((len / MIB)) status=none
-        python3 "$top/tests/fsfree.py" expect "$dir/.p" "$dir/.pz" "$kind@0+$len"
+        python3 "$top/tests/py/fsfree.py" expect "$dir/.p" "$dir/.pz" "$kind@0+$len"
         dd if="$dir/.pz" of="$zimg" bs=1M seek=$((off / MIB)) conv=notrunc status=none
         rm -f "$dir/.p" "$dir/.pz"
     done

@@ -6,9 +6,9 @@
 #           0 and 1, no index, all zeros), the same kind of content from
 #           gzip, pigz, bgzip and igzip, multi-member and trailing-byte
 #           variants, a spigz file after a gzip member, LZW, pack and zip
-#           inputs (alone and after gzip members), and a selection of
-#           malformed vectors from /work/shared/testdata/badgz/gz (or
-#           $BADGZ_DIR);
+#           inputs (alone and after gzip members), and a selection of the
+#           malformed and tricky vectors tests/py/badgz.py writes (as
+#           badgz-NAME);
 #   index:  one flags byte + the valid trailing region of each of
 #           fuzz_index's fixed data members (see fuzz/fuzz_index.c).
 #
@@ -17,7 +17,6 @@
 # scripts/fuzz.sh --build), gzip; pigz, bgzip and igzip when installed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-badgz=${BADGZ_DIR:-/work/shared/testdata/badgz/gz}
 bld=$("$top/scripts/fuzz.sh" --build | tail -n 1)
 dec=$top/fuzz/corpus/decode
 idx=$top/fuzz/corpus/index
@@ -25,6 +24,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$dec" "$idx"
 mkdir -p "$dec" "$idx"
+badgz=$tmp/badgz
+python3 "$top/tests/py/badgz.py" "$badgz"
 
 # ---- spigz layouts, from the harnesses ----
 SPIGZ_FUZZ_DUMP_SEEDS=$dec "$bld/fuzz_decode" >/dev/null 2>&1
@@ -60,8 +61,9 @@ if command -v compress >/dev/null; then
     compress -b 16 -c <"$tmp/text" >"$dec/lzw-16.Z"
     cat "$dec/gzip-1.gz" "$dec/lzw-12.Z" >"$dec/gzip-then-lzw.gz"
 fi
-# pack: "banana", as GNU gzip's tests/unpack-valid has it
-printf '\037\036\000\000\000\006\003\001\001\000\141\156\142\026\310' >"$dec/pack-banana.z"
+# pack: "banana", by the tests' pack(1) encoder
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from gzdiff import pack_encode
+sys.stdout.buffer.write(pack_encode(b"banana"))' "$top/tests/py" >"$dec/pack-banana.z"
 cat "$dec/gzip-empty.gz" "$dec/pack-banana.z" "$dec/gzip-empty.gz" >"$dec/gzip-pack-gzip.gz"
 python3 - "$tmp/text" "$dec" <<'PY'
 import sys, zipfile, io
@@ -75,25 +77,18 @@ for name, method in (("zip-stored.zip", zipfile.ZIP_STORED), ("zip-deflated.zip"
             z.writestr(zi, d)
     open(sys.argv[2] + "/" + name, "wb").write(b.getvalue())
 PY
-if [ -d "$badgz" ]; then
-    for f in gnu-unpack-invalid-0 gnu-unpack-invalid-1 gnu-unpack-invalid-2 gnu-helin.Z; do
-        [ -f "$badgz/$f.gz" ] && cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
-    done
-fi
 
-# ---- malformed and tricky vectors ----
-if [ -d "$badgz" ]; then
-    for f in gnu-bug33501 gnu-hufts-segv gnu-trailing-nul-1 gnu-y2106 \
-        infcover-bad-gzip-flags infcover-bad-header-crc infcover-check-gzip-length \
-        infcover-incorrect-data-check infcover-invalid-distance-too-far-back \
-        infcover-invalid-stored-block-lengths infcover-stored infcover-window-wrap \
-        libdeflate-gzip_tests-bad-3 libdeflate-test_incomplete_codes-001 \
-        libdeflate-test_trailing_bytes-000 puff-cov-05 puff-zeros \
-        rapidgzip-1B.bgz rapidgzip-empty.migz rapidgzip-32A-fixed-Huffman.pgzf \
-        zlib-ng-CVE-2005-2096-test; do
-        [ -f "$badgz/$f.gz" ] && cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
-    done
-fi
+# ---- malformed and tricky vectors (tests/py/badgz.py), one or two a class ----
+for f in inflate-block-type-3 inflate-stored-nlen-equal inflate-cl-incomplete \
+    inflate-lit-oversubscribed inflate-repeat16-across-boundary inflate-dist-single \
+    inflate-lit-single-eob inflate-fixed-dist-30 inflate-len-258-overlap \
+    inflate-cut-dynamic-at-5 intact-lit-crc-wrong window-before-start-1-none \
+    window-previous-member-20-32758-gzip window-run-70000 header-y2106 header-flag-80 \
+    header-fhcrc-bad trailer-crc trailer-isize trailing-byte-01 trailing-garbage \
+    stored-one-byte valid-1B-bgzf valid-empty-chunked valid-32A-fixed lzw-kwkwk \
+    lzw-after-gzip pack-tree-0-1 pack-tree-1-1 pack-between-gzip; do
+    cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
+done
 chmod 644 "$dec"/* "$idx"/*
 echo "decode: $(ls "$dec" | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
 echo "index:  $(ls "$idx" | wc -l) files, $(cat "$idx"/* | wc -c) bytes"

@@ -15,9 +15,6 @@ base=${SANITIZE_DIR:-${TMPDIR:-/tmp}/spigz-sanitize}
 mkdir -p "$base"
 # A tree configured in place (scripts/build.sh, ./configure) refuses builds
 # elsewhere: build from a clean copy of its distributed files then.
-# The malformed-gzip vectors live beside the tree, not in a copy of it.
-BADGZ_DIR=${BADGZ_DIR:-$top/../shared/testdata/badgz}
-export BADGZ_DIR
 if [ -f "$top/config.status" ]; then
     rm -rf "$base/src" && make -s -C "$top" distdir distdir="$base/src" >/dev/null
     top=$base/src

@@ -15,17 +15,6 @@ tmp_list() { ls -A "$tmp" | grep '^spigz' || true; }
 tmp_before=" $(tmp_list | tr '\n' ' ') "
 scripts/deps.sh test
 scripts/build.sh
-# The malformed-gzip vectors live beside the checkout (../shared/testdata/badgz);
-# distcheck builds elsewhere, so give their absolute place.  Where they are
-# missing, tests/badgz.sh reports SKIP (never PASS) and says so.
-if [ -d ../shared/testdata/badgz ]; then
-    BADGZ_DIR=$(cd ../shared/testdata/badgz && pwd)
-    export BADGZ_DIR
-else
-    echo "NOTE: ../shared/testdata/badgz is missing: tests/badgz.sh will be skipped" >&2
-    SPIGZ_ALLOW_SKIP=1
-    export SPIGZ_ALLOW_SKIP
-fi
 # VERBOSE: a failing test's log is printed (automake's harness reads it).
 VERBOSE=1
 export VERBOSE

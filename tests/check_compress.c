@@ -2,6 +2,8 @@
  * and pipes, at several thread counts: the output is one gzip member that
  * zlib inflates to the input, and the bytes are identical whatever the
  * thread count and the kind of input. */
+#include "check_util.h"
+
 #include <check.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,27 +15,6 @@
 #include <zlib.h>
 
 #include "compress.h"
-
-struct buf {
-    uint8_t *p;
-    size_t n;
-};
-
-/* Read a whole descriptor from offset 0. */
-static struct buf slurp(int fd)
-{
-    struct buf b = {NULL, 0};
-    size_t cap = 1 << 16;
-    b.p = malloc(cap);
-    ssize_t r;
-    lseek(fd, 0, SEEK_SET);
-    while ((r = read(fd, b.p + b.n, cap - b.n)) > 0) {
-        b.n += (size_t)r;
-        if (b.n == cap)
-            b.p = realloc(b.p, cap *= 2);
-    }
-    return b;
-}
 
 /* Inflate the first gzip member and check it holds all of want; every
  * member after it (the index) must decode to nothing. */
@@ -59,15 +40,6 @@ static void check_gzip(const struct buf *gz, const uint8_t *want, size_t n)
     }
     inflateEnd(&s);
     free(out);
-}
-
-static int tmpfile_fd(void)
-{
-    char path[] = "/tmp/spigz-check-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    unlink(path);
-    return fd;
 }
 
 /* Write content to a file; with sparse, leave aligned zero blocks as holes. */
@@ -343,9 +315,5 @@ int main(void)
     tcase_add_test(t, no_index_is_one_member);
     tcase_add_test(t, write_error_is_reported);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -1,5 +1,7 @@
 /* Unit tests for crcz: CRC-32 combination and zero runs against zlib's crc32. */
 #define _LARGEFILE64_SOURCE 1 /* zlib.h declares crc32_combine64() only then */
+#include "check_util.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +70,5 @@ int main(void)
     tcase_add_test(t, zeros_match_real_zeros);
     tcase_add_test(t, huge_lengths_compose);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

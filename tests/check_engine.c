@@ -3,7 +3,9 @@
  * ends byte-aligned at a block boundary with no final block (so that pieces
  * concatenate), fits in eng_bound() for incompressible data too, and is the
  * same bytes every time.  eng_size() agrees with eng_compress(). */
-#include "config.h"
+/* this test's own sequence (check_util.h, rnd) */
+#define CU_RNG_SEED 88172645463325252u
+#include "check_util.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -46,15 +48,6 @@ static bool piece_ok(const uint8_t *p, size_t n, const uint8_t *want, size_t wn)
     return ok;
 }
 
-static uint64_t rng = 88172645463325252u;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
-}
-
 /* Inputs: 1 byte, short text, incompressible bytes, zeros, a mixture. */
 #define NIN 5
 static size_t make_input(int kind, uint8_t *p, size_t cap)
@@ -67,8 +60,7 @@ static size_t make_input(int kind, uint8_t *p, size_t cap)
             p[i] = (uint8_t)text[i % (sizeof text - 1)];
         return 5000;
     case 2:
-        for (size_t i = 0; i < cap; i++)
-            p[i] = (uint8_t)rnd();
+        rnd_bytes(p, cap);
         return cap;
     case 3: memset(p, 0, cap); return cap;
     default:
@@ -391,7 +383,7 @@ START_TEST(isal_home_places_by_data)
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("sse4.2"))
         for (int i = 0; i < 100000; i++) {
-            uint32_t v = rnd();
+            uint32_t v = (uint32_t)rnd();
             ck_assert_uint_eq(ihome_crc32c(v), hw_crc32c(v));
         }
 #endif
@@ -400,8 +392,7 @@ START_TEST(isal_home_places_by_data)
     ck_assert_int_eq(ihome_init(&h, size), 0);
     for (int i = 0; i < 2000; i++) {
         uint8_t in[6];
-        for (int j = 0; j < 6; j++)
-            in[j] = (uint8_t)rnd();
+        rnd_bytes(in, sizeof in);
         uint8_t *p = ihome_get(&h, in, sizeof in);
         ck_assert_ptr_nonnull(p);
         uint32_t data = (uint32_t)in[2] | (uint32_t)in[3] << 8 | (uint32_t)in[4] << 16 |
@@ -430,8 +421,7 @@ START_TEST(isal_home_fixed_slot_zero)
     for (int i = 0; i < 200; i++) {
         memset(f, 0x5a, size); /* the next call must zero it */
         uint8_t in[6];
-        for (int j = 0; j < 6; j++)
-            in[j] = (uint8_t)rnd();
+        rnd_bytes(in, sizeof in);
         uint8_t *p = ihome_get(&h, in, sizeof in);
         ck_assert_ptr_nonnull(p);
         ck_assert(p + size <= f || f + size <= p); /* never the same pages */
@@ -570,9 +560,5 @@ int main(void)
     tcase_add_test(t, level_map);
     tcase_add_test(t, crc32_matches_zlib);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -17,8 +17,9 @@
  * member comes after other members: a concatenation) or 1 with pieces that
  * describe the file exactly, never -1 (no read error on a regular file),
  * and never read out of bounds (run under ASan). */
-#define _GNU_SOURCE
-#include "config.h"
+/* millions of checks: ck_assert*() that cost nothing when they pass */
+#define CU_CHEAP_CK_ASSERT
+#include "check_util.h"
 
 #include <check.h>
 #include <errno.h>
@@ -36,99 +37,25 @@
 #include "out.h"
 #include "zrun.h"
 
-/* A passing Check assertion sends "last point reached" to the parent
- * process (a write(2) each): far too slow for the millions of checks here.
- * This one costs nothing when it passes and reports the same on failure. */
-#undef ck_assert_msg
-#define ck_assert_msg(expr, ...)                                                      \
-    ((expr) ? (void)0                                                                 \
-            : _ck_assert_failed(__FILE__, __LINE__, "Assertion '" #expr "' failed", \
-                                ##__VA_ARGS__))
-
-struct buf {
-    uint8_t *p;
-    size_t n;
-};
-
-/* ---- files ---- */
-
-static int tmpfile_fd(void)
-{
-    char path[] = "/tmp/spigz-check-idx-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    unlink(path);
-    return fd;
-}
-
-static void pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-    const uint8_t *q = p;
-    while (n > 0) {
-        ssize_t w = pwrite(fd, q, n, (off_t)off);
-        ck_assert_int_gt(w, 0);
-        q += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-}
-
-static int file_with(const uint8_t *p, size_t n)
-{
-    int fd = tmpfile_fd();
-    pwrite_all(fd, p, n, 0);
-    return fd;
-}
-
-static struct buf slurp(int fd)
-{
-    struct stat st;
-    ck_assert_int_eq(fstat(fd, &st), 0);
-    struct buf b = {malloc((size_t)st.st_size + 1), (size_t)st.st_size};
-    ck_assert_int_eq(pread(fd, b.p, b.n, 0), (ssize_t)b.n);
-    return b;
-}
-
-static uint64_t le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ---- content and compression ---- */
-
-static uint32_t rnd_state;
-static uint32_t rnd(void)
-{
-    rnd_state = rnd_state * 1103515245u + 12345u;
-    return rnd_state >> 8;
-}
 
 /* Data runs of [dmin, dmax) bytes (text-like, no zero 4 KiB block) and zero
  * runs of [zmin, zmax) bytes, alternating. */
 static size_t make_content(uint8_t *p, size_t cap, unsigned seed, size_t dmin, size_t dmax,
                            size_t zmin, size_t zmax)
 {
-    rnd_state = seed;
+    lcg_seed(seed);
     size_t n = 0;
     bool zero = false;
     while (n < cap) {
-        size_t len = zero ? zmin + rnd() % (zmax - zmin) : dmin + rnd() % (dmax - dmin);
+        size_t len = zero ? zmin + lcg() % (zmax - zmin) : dmin + lcg() % (dmax - dmin);
         if (len > cap - n)
             len = cap - n;
         if (zero)
             memset(p + n, 0, len);
         else
             for (size_t i = 0; i < len; i++)
-                p[n + i] = (uint8_t)("spigz index test "[rnd() % 17] + (i % 61 == 0));
+                p[n + i] = (uint8_t)("spigz index test "[lcg() % 17] + (i % 61 == 0));
         n += len;
         zero = !zero;
     }
@@ -192,18 +119,18 @@ static struct ref ref_parse(const uint8_t *f, size_t size)
     ck_assert_uint_ge(size, IDX_FOOTER_LEN);
     const uint8_t *ft = f + size - IDX_FOOTER_LEN;
     ck_assert(memcmp(ft, member_hdr, 10) == 0);
-    ck_assert_uint_eq(le(ft + 10, 2), 56);
+    ck_assert_uint_eq(get_le(ft + 10, 2), 56);
     ck_assert(ft[12] == 'S' && ft[13] == 'F');
-    ck_assert_uint_eq(le(ft + 14, 2), 52);
+    ck_assert_uint_eq(get_le(ft + 14, 2), 52);
     ck_assert_uint_eq(ft[16], 1);
-    ck_assert_uint_eq(le(ft + 17, 3), 0);
-    x.total = le(ft + 20, 8);
-    x.data_len = le(ft + 28, 8);
-    x.header_len = le(ft + 36, 8);
-    x.index_len = le(ft + 44, 8);
-    x.pieces = le(ft + 52, 8);
-    x.payload_crc = (uint32_t)le(ft + 60, 4);
-    ck_assert_uint_eq(le(ft + 64, 4), crc32(0, ft + 16, 48));
+    ck_assert_uint_eq(get_le(ft + 17, 3), 0);
+    x.total = get_le(ft + 20, 8);
+    x.data_len = get_le(ft + 28, 8);
+    x.header_len = get_le(ft + 36, 8);
+    x.index_len = get_le(ft + 44, 8);
+    x.pieces = get_le(ft + 52, 8);
+    x.payload_crc = (uint32_t)get_le(ft + 60, 4);
+    ck_assert_uint_eq(get_le(ft + 64, 4), crc32(0, ft + 16, 48));
     ck_assert(memcmp(ft + 68, member_end, 10) == 0);
     ck_assert_uint_eq(x.data_len + x.index_len + IDX_FOOTER_LEN, size);
     uint8_t *pay = malloc(x.index_len + 1);
@@ -211,8 +138,8 @@ static struct ref ref_parse(const uint8_t *f, size_t size)
     for (uint64_t at = x.data_len; at < x.data_len + x.index_len;) {
         const uint8_t *m = f + at;
         ck_assert(memcmp(m, member_hdr, 10) == 0);
-        size_t len = (size_t)le(m + 14, 2);
-        ck_assert_uint_eq(le(m + 10, 2), len + 4);
+        size_t len = (size_t)get_le(m + 14, 2);
+        ck_assert_uint_eq(get_le(m + 10, 2), len + 4);
         ck_assert(m[12] == 'S' && m[13] == 'I');
         ck_assert(len >= 1 && len <= IDX_MEMBER_MAX);
         memcpy(pay + plen, m + 16, len);
@@ -232,7 +159,7 @@ static struct ref ref_parse(const uint8_t *f, size_t size)
         r->clen = leb_get(pay, plen, &i);
         if (r->data) {
             ck_assert_uint_le(i + 4, plen);
-            r->crc = (uint32_t)le(pay + i, 4);
+            r->crc = (uint32_t)get_le(pay + i, 4);
             i += 4;
         }
     }
@@ -533,18 +460,18 @@ static void fake_records(struct fake *fk, size_t n)
 {
     fk->r = malloc(n * sizeof *fk->r);
     fk->n = n;
-    rnd_state = 99;
+    lcg_seed(99);
     for (size_t k = 0; k < n; k++) {
         struct rec *r = &fk->r[k];
         r->data = k % 3 != 2;
         if (r->data) {
-            uint8_t b[3] = {(uint8_t)rnd(), (uint8_t)rnd(), (uint8_t)rnd()};
-            r->ulen = 1 + rnd() % 3;
+            uint8_t b[3] = {(uint8_t)lcg(), (uint8_t)lcg(), (uint8_t)lcg()};
+            r->ulen = 1 + lcg() % 3;
             r->crc = (uint32_t)crc32(0, b, (uInt)r->ulen);
-            r->clen = 1 + rnd() % 200;
+            r->clen = 1 + lcg() % 200;
             fk->crc = (uint32_t)crc32_combine(fk->crc, r->crc, (z_off_t)r->ulen);
         } else {
-            r->ulen = 1 + rnd() % 5000;
+            r->ulen = 1 + lcg() % 5000;
             struct zrun z; /* the index checks a zero piece's length */
             zrun_encode(r->ulen, &z);
             r->clen = zrun_size(&z);
@@ -602,7 +529,7 @@ START_TEST(spill_to_temporary_file)
     }
     /* every member but the last is full */
     for (uint64_t at = fk.data_len, m = 0; m < r.members; m++) {
-        uint64_t len = le(f.p + at + 14, 2);
+        uint64_t len = get_le(f.p + at + 14, 2);
         if (m + 1 < r.members)
             ck_assert_uint_eq(len, IDX_MEMBER_MAX);
         at += 26 + len;
@@ -725,10 +652,10 @@ END_TEST
  * made right again after bytes of f were changed. */
 static void fix_crcs(struct buf *f)
 {
-    uint64_t data_len = le(f->p + f->n - IDX_FOOTER_LEN + 28, 8);
+    uint64_t data_len = get_le(f->p + f->n - IDX_FOOTER_LEN + 28, 8);
     uint32_t crc = 0;
     for (uint64_t at = data_len; at < f->n - IDX_FOOTER_LEN;) {
-        uint64_t m = le(f->p + at + 14, 2);
+        uint64_t m = get_le(f->p + at + 14, 2);
         crc = (uint32_t)crc32(crc, f->p + at + 16, (uInt)m);
         at += 26 + m;
     }
@@ -900,7 +827,7 @@ static bool footer_says_concat(const uint8_t *f, size_t n, uint64_t base)
     if (n < base + IDX_FOOTER_LEN)
         return false;
     const uint8_t *ft = f + n - IDX_FOOTER_LEN;
-    uint64_t dl = le(ft + 28, 8), il = le(ft + 44, 8), size = n - base;
+    uint64_t dl = get_le(ft + 28, 8), il = get_le(ft + 44, 8), size = n - base;
     return dl <= size && il <= size && dl + il + IDX_FOOTER_LEN < size;
 }
 
@@ -1334,7 +1261,7 @@ static unsigned corrupt_range(const struct sample *s, size_t from, size_t to, en
             memcpy(keep, l.p + foot, IDX_FOOTER_LEN);
             if (fix == FIX_BOTH) {
                 /* the payload CRC over the (single) index member */
-                size_t m = (size_t)le(s->f.p + s->r.data_len + 14, 2);
+                size_t m = (size_t)get_le(s->f.p + s->r.data_len + 14, 2);
                 put_le(l.p + foot + 60, crc32(0, l.p + s->r.data_len + 16, (uInt)m), 4);
             }
             if (fix != FIX_NONE && at < foot + 64) {
@@ -1377,7 +1304,7 @@ START_TEST(corrupt_index_member)
     struct sample s;
     sample_new(&s, NULL);
     ck_assert_uint_eq(s.r.members, 1);
-    size_t at = s.r.data_len, m = (size_t)le(s.f.p + at + 14, 2);
+    size_t at = s.r.data_len, m = (size_t)get_le(s.f.p + at + 14, 2);
     /* framing: header (16 bytes) and end (10 bytes) */
     ck_assert_uint_eq(corrupt_range(&s, at, at + 16, FIX_NONE, "index header"), 0);
     ck_assert_uint_eq(corrupt_range(&s, at + 16 + m, at + 26 + m, FIX_NONE, "index end"), 0);
@@ -1581,9 +1508,5 @@ int main(void)
     tcase_add_test(t, base_offset_and_trailing_bytes);
     tcase_add_test(t, not_seekable_is_a_read_error_or_no_index);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -2,8 +2,7 @@
  * claimed-cluster set against a bit-by-bit model (ranges of any alignment,
  * nothing outside the set), runs joined only when contiguous, and the table
  * cache against the bytes of a file (slots across its end, collisions). */
-#define _GNU_SOURCE
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -66,9 +65,7 @@ START_TEST(test_cache_reads_the_table)
     uint8_t *img = malloc(BASE + LEN + 50);
     for (size_t i = 0; i < BASE + LEN + 50; i++)
         img[i] = (uint8_t)(i * 7 + i / 251);
-    int fd = memfd_create("clu", 0);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, img, BASE + LEN + 50), BASE + LEN + 50);
+    int fd = memfd_with(img, BASE + LEN + 50);
     struct lay_dev d = {.fd = fd, .off = 0, .len = BASE + LEN + 50};
     struct lay_cache c;
     ck_assert_int_eq(lay_cache_init(&c, &d, BASE, LEN), 0);
@@ -138,9 +135,5 @@ int main(void)
     tcase_add_test(tc, test_cache_reads_the_table);
     tcase_add_test(tc, test_cache_slots_collide);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

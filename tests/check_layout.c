@@ -3,8 +3,7 @@
  * dispute count; and the readings of partition tables built here byte by
  * byte from the MBR and UEFI specifications (not from the code under
  * test): the kernel's MBR rules, GPT headers, two layouts on one disk. */
-#define _GNU_SOURCE
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -122,18 +121,6 @@ END_TEST
 
 #define DISK (8u << 20) /* 16384 sectors */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* MBR entry slot (0-3) of the sector at sec. */
 static void mbr_entry(uint8_t *sec, int slot, uint8_t boot, uint8_t type, uint32_t start,
                       uint32_t size)
@@ -141,8 +128,8 @@ static void mbr_entry(uint8_t *sec, int slot, uint8_t boot, uint8_t type, uint32
     uint8_t *e = sec + 446 + 16 * slot;
     e[0] = boot;
     e[4] = type;
-    put32(e + 8, start);
-    put32(e + 12, size);
+    put_le(e + 8, start, 4);
+    put_le(e + 12, size, 4);
     sec[510] = 0x55;
     sec[511] = 0xAA;
 }
@@ -156,17 +143,17 @@ static void gpt_header(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_
     uint8_t *h = d + lba * 512;
     memset(h, 0, 512);
     memcpy(h, "EFI PART", 8);
-    put32(h + 8, 0x00010000);
-    put32(h + 12, 92);
-    put64(h + 24, lba);
-    put64(h + 32, alt);
-    put64(h + 40, first_usable);
-    put64(h + 48, DISK / 512 - first_usable);
-    put64(h + 72, entries_lba);
-    put32(h + 80, n);
-    put32(h + 84, 128);
-    put32(h + 88, (uint32_t)crc32(0, d + entries_lba * 512, n * 128));
-    put32(h + 16, (uint32_t)crc32(0, h, 92));
+    put_le(h + 8, 0x00010000, 4);
+    put_le(h + 12, 92, 4);
+    put_le(h + 24, lba, 8);
+    put_le(h + 32, alt, 8);
+    put_le(h + 40, first_usable, 8);
+    put_le(h + 48, DISK / 512 - first_usable, 8);
+    put_le(h + 72, entries_lba, 8);
+    put_le(h + 80, n, 4);
+    put_le(h + 84, 128, 4);
+    put_le(h + 88, (uint32_t)crc32(0, d + entries_lba * 512, n * 128), 4);
+    put_le(h + 16, (uint32_t)crc32(0, h, 92), 4);
 }
 
 /* A GPT header at LBA lba with 128 entries at entries_lba, the first
@@ -180,17 +167,15 @@ static void gpt_write(uint8_t *d, uint64_t lba, uint64_t alt, uint64_t entries_l
                                          0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4};
     memcpy(a, linux_fs, 16);
     a[16] = 1; /* a partition GUID, not zero */
-    put64(a + 32, first);
-    put64(a + 40, last);
+    put_le(a + 32, first, 8);
+    put_le(a + 40, last, 8);
     gpt_header(d, lba, alt, entries_lba, 128, 34);
 }
 
 /* Map the DISK bytes of d (a memfd) with --free=zero's readings. */
 static void map_disk(const uint8_t *d, struct lay_map *m)
 {
-    int fd = memfd_create("layout", MFD_CLOEXEC);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, d, DISK), (ssize_t)DISK);
+    int fd = memfd_with(d, DISK);
     struct lay_opts o = {.force_mounted = true};
     struct sp_err err = {0};
     ck_assert_int_eq(lay_build(fd, 0, DISK, &o, m, &err), 0);
@@ -296,9 +281,9 @@ START_TEST(test_fat_under_mbr)
     d[14] = 32;                 /* reserved sectors */
     d[16] = 2;                  /* FATs */
     d[21] = 0xF8;               /* media */
-    put32(d + 32, DISK / 512);  /* total sectors */
-    put32(d + 36, 128);         /* sectors per FAT */
-    put32(d + 44, 2);           /* root cluster */
+    put_le(d + 32, DISK / 512, 4);  /* total sectors */
+    put_le(d + 36, 128, 4);         /* sectors per FAT */
+    put_le(d + 44, 2, 4);           /* root cluster */
     d[66] = 0x29;
     memcpy(d + 82, "FAT32   ", 8);
     mbr_entry(d, 0, 0x00, 0x83, 2048, 8192);
@@ -361,8 +346,8 @@ START_TEST(test_gpt_too_many)
         uint8_t *e = a + i * 128;
         e[0] = 0xaf, e[1] = 0x3d; /* a type, not zero */
         e[16] = 1;
-        put64(e + 32, 1024 + 8 * i);
-        put64(e + 40, 1024 + 8 * i + 7);
+        put_le(e + 32, 1024 + 8 * i, 8);
+        put_le(e + 40, 1024 + 8 * i + 7, 8);
     }
     gpt_header(d, 1, DISK / 512 - 1, 2, n, 80);
     struct lay_map m;
@@ -416,9 +401,5 @@ int main(void)
     tcase_add_test(tt, test_gpt_too_many);
     suite_add_tcase(s, tt);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -9,7 +9,9 @@
  * Expected holes follow the contract in osink.h: in a sparse sink, an
  * aligned 4 KiB block lying wholly inside one call's range and all zero is
  * not written; every other byte is. */
-#include "config.h"
+/* per-block checks: ck_assert*() that cost nothing when they pass */
+#define CU_CHEAP_CK_ASSERT
+#include "check_util.h"
 
 #include <check.h>
 #include <errno.h>
@@ -26,47 +28,23 @@
 
 #include "osink.h"
 
-/* A passing Check assertion sends "last point reached" to the parent
- * process (a write(2) each): too slow for the per-block checks here. */
-#undef ck_assert_msg
-#define ck_assert_msg(expr, ...)                                                      \
-    ((expr) ? (void)0                                                                 \
-            : _ck_assert_failed(__FILE__, __LINE__, "Assertion '" #expr "' failed", \
-                                ##__VA_ARGS__))
-
 #define BLK 4096
 
 /* ---- helpers ---- */
-
-static int tmpfile_fd(void)
-{
-    char path[] = "/tmp/spigz-check-osink-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    unlink(path);
-    return fd;
-}
-
-static uint32_t rnd_state = 1;
-static uint32_t rnd(void)
-{
-    rnd_state = rnd_state * 1103515245u + 12345u;
-    return rnd_state >> 8;
-}
 
 /* Content of n bytes: data and zero runs of [1, maxrun] bytes, some runs
  * block-aligned and block-sized so there are whole zero blocks. */
 static uint8_t *make_content(size_t n, unsigned seed, size_t maxrun)
 {
     uint8_t *p = malloc(n + 1);
-    rnd_state = seed;
-    bool zero = rnd() % 2;
+    lcg_seed(seed);
+    bool zero = lcg() % 2;
     for (size_t i = 0; i < n;) {
-        size_t len = rnd() % 3 == 0 ? (1 + rnd() % 8) * BLK : 1 + rnd() % maxrun;
+        size_t len = lcg() % 3 == 0 ? (1 + lcg() % 8) * BLK : 1 + lcg() % maxrun;
         if (len > n - i)
             len = n - i;
         for (size_t k = 0; k < len; k++)
-            p[i + k] = zero ? 0 : (uint8_t)(1 + rnd() % 255);
+            p[i + k] = zero ? 0 : (uint8_t)(1 + lcg() % 255);
         i += len;
         zero = !zero;
     }
@@ -259,9 +237,9 @@ START_TEST(sparse_sequential_unaligned)
     seq_case(c, n, big, 2);
     for (unsigned seed = 1; seed <= 4; seed++) {
         long sizes[64];
-        rnd_state = seed * 77;
+        lcg_seed(seed * 77);
         for (size_t i = 0; i < 64; i++)
-            sizes[i] = 1 + (long)(rnd() % (seed * 30000));
+            sizes[i] = 1 + (long)(lcg() % (seed * 30000));
         seq_case(c, n, sizes, 64);
     }
     free(c);
@@ -490,9 +468,9 @@ static void positioned(int fd, enum osink_sparse mode, const uint8_t *c, size_t 
      * pwrite calls of random sizes */
     struct job *jobs = malloc((n / 64 + 64) * sizeof *jobs);
     size_t nj = 0;
-    rnd_state = seed;
+    lcg_seed(seed);
     for (size_t i = 0; i < n;) {
-        size_t len = 1 + rnd() % 200000;
+        size_t len = 1 + lcg() % 200000;
         if (len > n - i)
             len = n - i;
         bool zero = true;
@@ -505,11 +483,11 @@ static void positioned(int fd, enum osink_sparse mode, const uint8_t *c, size_t 
             len = k;
             zero = true;
         }
-        jobs[nj++] = (struct job){i, len, zero && rnd() % 4 != 0};
+        jobs[nj++] = (struct job){i, len, zero && lcg() % 4 != 0};
         i += len;
     }
     for (size_t i = nj; i > 1; i--) { /* shuffle */
-        size_t k = rnd() % i;
+        size_t k = lcg() % i;
         struct job t = jobs[i - 1];
         jobs[i - 1] = jobs[k];
         jobs[k] = t;
@@ -833,9 +811,5 @@ int main(void)
     tcase_add_test(t, discard);
     tcase_add_test(t, write_errors_stick);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

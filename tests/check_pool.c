@@ -1,6 +1,8 @@
 /* Unit tests for pool: strict ordering with many small jobs at every thread
  * count and depth, items that need no work, item reuse, and failures from a
  * worker, the writer and the producer.  Run under ThreadSanitizer too. */
+#include "check_util.h"
+
 #include <check.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -283,9 +285,5 @@ int main(void)
     tcase_add_test(t, producer_abort);
     tcase_add_test(t, empty_run);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

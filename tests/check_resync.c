@@ -26,8 +26,7 @@
  *    original, inside zeros; a spigz file's offsets are recovered; a cut
  *    file keeps its prefix; salvage off still fails as gzip does.
  */
-#define _GNU_SOURCE
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <errno.h>
@@ -46,34 +45,6 @@
 #include "resync.h"
 #include "unz.h"
 
-/* Check's ck_assert*() costs a system call per passing check: far too
- * slow for the loops here.  These call into Check only on failure. */
-#define EXPECT(c)                                                              \
-    do {                                                                       \
-        if (!(c))                                                              \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);         \
-    } while (0)
-#define EXPECT_U(a, b)                                                         \
-    do {                                                                       \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b); \
-        if (a_ != b_)                                                          \
-            ck_abort_msg("%s:%d: %s == %s failed: %llu != %llu", __FILE__,     \
-                         __LINE__, #a, #b, a_, b_);                            \
-    } while (0)
-
-static uint64_t rs_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    rs_state ^= rs_state << 13;
-    rs_state ^= rs_state >> 7;
-    rs_state ^= rs_state << 17;
-    return rs_state;
-}
-static uint64_t rnd_below(uint64_t n)
-{
-    return n == 0 ? 0 : rnd() % n;
-}
-
 static uint8_t zero_dict[RS_WIN];
 
 /* ---- content ---- */
@@ -86,7 +57,7 @@ static uint8_t *make_content(size_t n, uint64_t seed)
                                   "\n", "0123456789", "lost+found ", "/usr/lib/ "};
     uint8_t *p = malloc(n);
     EXPECT(p != NULL);
-    rs_state = seed | 1;
+    rnd_seed(seed | 1);
     for (size_t i = 0; i < n;) {
         size_t run = 1 + rnd_below(i % 3 == 0 ? 200000 : 30000);
         if (run > n - i)
@@ -195,34 +166,6 @@ static void make_zlib(struct stream *s, const uint8_t *src, size_t n, int level,
     stream_blocks(s);
 }
 
-static int memfd_with(const uint8_t *p, size_t n)
-{
-    int fd = memfd_create("check-resync", MFD_CLOEXEC);
-    EXPECT(fd >= 0);
-    for (size_t i = 0; i < n;) {
-        ssize_t w = write(fd, p + i, n - i);
-        EXPECT(w > 0);
-        i += (size_t)w;
-    }
-    EXPECT(lseek(fd, 0, SEEK_SET) == 0);
-    return fd;
-}
-
-static uint8_t *fd_bytes(int fd, size_t *n)
-{
-    off_t end = lseek(fd, 0, SEEK_END);
-    EXPECT(end >= 0);
-    uint8_t *p = malloc((size_t)end + 1);
-    EXPECT(p != NULL);
-    for (size_t i = 0; i < (size_t)end;) {
-        ssize_t r = pread(fd, p + i, (size_t)end - i, (off_t)i);
-        EXPECT(r > 0);
-        i += (size_t)r;
-    }
-    *n = (size_t)end;
-    return p;
-}
-
 /* src as a spigz file without an index (cmp_run): chunk bytes per data
  * piece, zero runs of 16 KiB and more as zero pieces. */
 static uint8_t *make_spigz(const uint8_t *src, size_t n, size_t chunk, int level, size_t *len)
@@ -241,7 +184,9 @@ static uint8_t *make_spigz(const uint8_t *src, size_t n, size_t chunk, int level
     struct sp_err err = {0};
     EXPECT(cmp_run(in, out, &o, &st, &err) == 0);
     free(st.bad);
-    uint8_t *p = fd_bytes(out, len);
+    struct buf b = slurp(out);
+    uint8_t *p = b.p;
+    *len = b.n;
     close(in);
     close(out);
     return p;
@@ -386,8 +331,7 @@ START_TEST(header_matches_zlib)
             size_t len = s.n;
             if (round == 1) {
                 p = malloc(len);
-                for (size_t i = 0; i < len; i++)
-                    p[i] = (uint8_t)rnd();
+                rnd_bytes(p, len);
             }
             for (unsigned t = 0; t < 40000 + s.nblk; t++) {
                 uint64_t bit = t < s.nblk && round == 0 ? s.blk[t] : rnd_below(8 * (len - RS_HDR_MAX));
@@ -780,7 +724,9 @@ static void salvage(const uint8_t *p, size_t n, bool pipe_in, bool on, struct sa
     close(in);
     if (pid > 0)
         waitpid(pid, NULL, 0);
-    r->out = fd_bytes(out, &r->n);
+    struct buf b = slurp(out);
+    r->out = b.p;
+    r->n = b.n;
     close(out);
 }
 
@@ -1060,9 +1006,5 @@ static Suite *resync_suite(void)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    SRunner *sr = srunner_create(resync_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures != 0;
+    return run_suite(resync_suite());
 }

@@ -2,6 +2,8 @@
  * against a direct model of the rules in scan.h, for many layouts fed in
  * many ways (one call, 4 KiB windows, random windows, holes, and lengths
  * only, as the estimate feeds it). */
+#include "check_util.h"
+
 #include <check.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -398,9 +400,5 @@ int main(void)
     tcase_add_test(t, zero_run_threshold);
     tcase_add_test(t, sink_failure_propagates);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

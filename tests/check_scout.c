@@ -1,6 +1,8 @@
 /* Unit tests for the scout and the reader it feeds: a unit is marked only
  * when all its bytes are zero, the reader's runs are the same blocks with and
  * without a scout, and the reader really skips what the scout marked. */
+#include "check_util.h"
+
 #include <check.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -210,9 +212,5 @@ int main(void)
     tcase_add_test(t, reader_skips_marked_units);
     tcase_add_test(t, reader_without_waiting);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

@@ -7,6 +7,8 @@
  * our own (random complete Huffman codes up to 15 bits, every block type), and
  * from damaging those (truncation, trailing bytes, bit flips, random bytes).
  */
+#include "check_util.h"
+
 #include <check.h>
 #include <libdeflate.h>
 #include <stdint.h>
@@ -16,45 +18,7 @@
 
 #include "splice.h"
 
-/* Check's ck_assert*() reports every passing check to the runner through a
- * file, which costs a system call each: far too slow for the millions of
- * checks below.  These test cheaply and call into Check only on failure. */
-#define EXPECT(c)                                                              \
-    do {                                                                       \
-        if (!(c))                                                              \
-            ck_abort_msg("%s:%d: failed: %s", __FILE__, __LINE__, #c);         \
-    } while (0)
-#define EXPECT_INT(a, b)                                                       \
-    do {                                                                       \
-        long long a_ = (long long)(a), b_ = (long long)(b);                    \
-        if (a_ != b_)                                                          \
-            ck_abort_msg("%s:%d: %s == %s failed: %lld != %lld", __FILE__,     \
-                         __LINE__, #a, #b, a_, b_);                            \
-    } while (0)
-#define EXPECT_U(a, b)                                                         \
-    do {                                                                       \
-        unsigned long long a_ = (unsigned long long)(a), b_ = (unsigned long long)(b); \
-        if (a_ != b_)                                                          \
-            ck_abort_msg("%s:%d: %s == %s failed: %llu != %llu", __FILE__,     \
-                         __LINE__, #a, #b, a_, b_);                            \
-    } while (0)
-
 /* ---- helpers: randomness, data, compression ------------------------------ */
-
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static unsigned rnd_below(unsigned n)
-{
-    return (unsigned)(rnd() % n);
-}
 
 enum kind { K_RANDOM, K_TEXT, K_ZERO, K_RUNS, K_SMALLALPHA, K_MIXED, K_NKINDS };
 
@@ -87,8 +51,7 @@ static void gen(uint8_t *buf, size_t n, enum kind kind)
     size_t k = 0;
     switch (kind) {
     case K_RANDOM:
-        for (k = 0; k < n; k++)
-            buf[k] = (uint8_t)rnd();
+        rnd_bytes(buf, n);
         break;
     case K_TEXT:
         gen_text(buf, n);
@@ -699,8 +662,7 @@ START_TEST(robust_random_bytes)
     uint8_t buf[600];
     for (int i = 0; i < 30000; i++) {
         size_t n = rnd_below(i < 15000 ? 16 : 600);
-        for (size_t k = 0; k < n; k++)
-            buf[k] = (uint8_t)rnd();
+        rnd_bytes(buf, n);
         /* bias towards plausible headers: final fixed, dynamic */
         if (n && i % 3 == 0)
             buf[0] = (uint8_t)((buf[0] & ~7u) | (i % 2 ? 3u : 5u));
@@ -1087,9 +1049,5 @@ static Suite *splice_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(splice_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures != 0;
+    return run_suite(splice_suite());
 }

@@ -1,7 +1,7 @@
 /* Unit tests for text.h: printable UTF-8 accepted, controls (C0, DEL, C1)
  * and malformed UTF-8 (overlong, surrogates, past U+10FFFF, cut short)
  * refused, and cleaned to '?' one byte at a time. */
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -52,9 +52,5 @@ int main(void)
     tcase_add_test(tc, test_printable);
     tcase_add_test(tc, test_clean);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(s);
 }

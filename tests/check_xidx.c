@@ -8,7 +8,7 @@
  * struct idx must be refused before a byte is written, and failing writes
  * (a full disk, a closed descriptor) must be reported, never printed.  The
  * real tools read real spigz files in tests/export_index.sh. */
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <errno.h>
@@ -76,28 +76,16 @@ static void fake_free(struct fake *f)
 
 /* ---- files ---- */
 
-static int tmp_fd(void)
-{
-    char path[] = "/tmp/spigz-check-xidx-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    unlink(path);
-    return fd;
-}
-
 /* Export f in fmt to a fresh file; its bytes in *out (*n), the result. */
 static int export(const struct fake *f, enum xidx_fmt fmt, uint8_t **out, size_t *n,
                   struct sp_err *err)
 {
-    int fd = tmp_fd();
+    int fd = tmpfile_fd();
     memset(err, 0, sizeof *err);
     int r = xidx_write(&f->x, f->file_size, fmt, fd, err);
-    struct stat s;
-    ck_assert_int_eq(fstat(fd, &s), 0);
-    *n = (size_t)s.st_size;
-    *out = malloc(*n + 1);
-    ck_assert_ptr_nonnull(*out);
-    ck_assert_int_eq(pread(fd, *out, *n, 0), (ssize_t)*n);
+    struct buf b = slurp(fd);
+    *out = b.p;
+    *n = b.n;
     close(fd);
     return r;
 }
@@ -392,7 +380,7 @@ START_TEST(write_errors_are_reported)
         ck_assert_int_eq(err.errnum, ENOSPC);
         close(fd);
 
-        fd = tmp_fd();
+        fd = tmpfile_fd();
         close(fd); /* a descriptor no longer open */
         memset(&err, 0, sizeof err);
         ck_assert_int_eq(xidx_write(&f.x, f.file_size, (enum xidx_fmt)fmt, fd, &err), -1);
@@ -409,7 +397,7 @@ START_TEST(writes_at_the_current_position)
     const uint64_t c[1] = {50}, u[1] = {77};
     struct fake f;
     fake_make(&f, 1, c, u, 12);
-    int fd = tmp_fd();
+    int fd = tmpfile_fd();
     ck_assert_int_eq(write(fd, "abc", 3), 3);
     struct sp_err err = {0};
     ck_assert_int_eq(xidx_write(&f.x, f.file_size, XIDX_GZTOOL, fd, &err), 0);
@@ -435,9 +423,5 @@ int main(void)
     tcase_add_test(t, write_errors_are_reported);
     tcase_add_test(t, writes_at_the_current_position);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

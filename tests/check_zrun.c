@@ -6,7 +6,7 @@
  * already written holds those bytes, and a reader accepts a zero piece only
  * if it is them (FORMAT.md check 7), so a change here that still inflates
  * right would still send every old backup to the slow path. */
-#include "config.h"
+#include "check_util.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -295,9 +295,5 @@ int main(void)
     tcase_add_test(t, empty_run);
     tcase_add_test(t, golden_encodings);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? 0 : 1;
+    return run_suite(s);
 }

@@ -7,7 +7,6 @@
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need gzip python3 cmp stat mkfifo timeout script od seq head strace
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 
 # Every spigz run happens in $W with relative names, as a user would type.
 W=$T/w

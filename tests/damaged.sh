@@ -12,9 +12,9 @@
 # message naming the cause.  Healthy filesystems of each kind stay mapped:
 # status 0, no dispute, the restore their image with its free blocks zeroed.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fslib.sh"
 need python3 mke2fs debugfs dumpe2fs mkntfs ntfscp ntfscat ntfsinfo ntfsls cmp
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 
 # 450 files of 1 byte to 300 KB (20 MB); NTFS gets the first 60
@@ -26,19 +26,11 @@ for i in range(450):
     n = r.choice([100, 3000, 20000, 70000, 300000])
     open("src/t/f%03d" % i, "wb").write(r.randbytes(r.randint(1, n)))
 EOF
-# stale FILE MiB: random bytes, the old data of a used disk
-stale() { "$PY3" -c 'import random, sys; r = random.Random(sys.argv[1])
-with open(sys.argv[1], "wb") as f:
-    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
 # mk_ext FILE MiB MKE2FS-OPTION...: the files under /t
-mk_ext() { local f=$1 m=$2; shift 2; stale "$f" "$m"
-           mke2fs -q -F -E nodiscard -d src "$@" "$f" >/dev/null 2>&1 || fail "mke2fs $* $f"; }
+mk_ext() { mkfs_ext "$1" "$2" src "${@:3}"; }
 # mk_ntfs FILE MiB MKNTFS-OPTION...: the first 60 files at the root
-mk_ntfs() { local f=$1 m=$2 n; shift 2; stale "$f" "$m"
-            mkntfs -Q -F -q "$@" "$f" >/dev/null 2>&1 || fail "mkntfs $* $f"
-            for n in $(seq -f 'f%03g' 0 59); do
-                ntfscp -q "$f" "src/t/$n" "$n" >/dev/null 2>&1 || fail "ntfscp $f $n"
-            done; }
+mk_ntfs() { local names; mapfile -t names < <(seq -f 'f%03g' 0 59)
+            mkfs_ntfs "$@"; ntfs_put "$1" src/t "${names[@]}"; }
 
 # ext_bitmap FILE: "BLOCK BLOCKSIZE" of the block bitmap of the group other
 # than 0 with the most blocks in use (its bitmap initialised)

@@ -4,7 +4,7 @@
 # Each volume is made by its own mkfs over random bytes and given hundreds
 # of files in subdirectories (mtools for FAT, a FUSE mount for exFAT), some
 # of them deleted.  Healthy, it must stay mapped with status 0, its restore
-# the original with its free space zeroed (tests/fsfree.py).  Damaged (a FAT
+# the original with its free space zeroed (tests/py/fsfree.py).  Damaged (a FAT
 # sector zeroed in every copy, a single-FAT volume's, an exFAT allocation
 # bitmap cluster, cross-linked chains, an entry set's checksum), the run
 # must end with status 2 and a message naming the cause, and the restore
@@ -12,14 +12,14 @@
 # every file back: read whole, the original itself; mapped with the dispute
 # read as data, the original with its free space zeroed.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fslib.sh"
 need python3 mkfs.vfat mcopy mdel mdeltree fsck.vfat mkfs.exfat fsck.exfat \
     mount.exfat-fuse losetup cmp diff
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
-DMG="$srcdir/tests/fatdamage.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
+DMG="$srcdir/tests/py/fatdamage.py"
 cd "$T" || exit 1
 mkdir mnt
-trap 'mountpoint -q "$T/mnt" && umount "$T/mnt"; cleanup' EXIT
+fs_mounted "$T/mnt"
 
 # The files: 700 small ones with 8.3 names (one cluster each, and first in
 # the volume: FAT12/16's root directory, a region, puts no directory
@@ -39,10 +39,6 @@ for d in range(8):
         n = r.choice([0, 100, 700, 1500, 3000, 5000, 20000, 70000])
         open(f"{sub}/A-file-with-a-long-name-{d}-{i}.bin", "wb").write(r.randbytes(n))
 EOF
-# stale FILE MiB: random bytes, the old data of a used disk
-stale() { "$PY3" -c 'import random, sys; r = random.Random(sys.argv[1])
-with open(sys.argv[1], "wb") as f:
-    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
 # want_tree DIR PARTS...: the files a volume is given: root (src/root's
 # files), big (src/big's directories), or big/Directory-N
 want_tree() {
@@ -62,11 +58,8 @@ GONE_DIR=Directory-2/second-level/third-level
 
 # mk_fat IMG MiB WANT MKFS-OPTIONS...: a FAT volume holding WANT's files
 mk_fat() {
-    local f=$1 m=$2 w=$3
-    shift 3
-    stale "$f" "$m"
-    mkfs.vfat "$@" "$f" >/dev/null || fail "mkfs.vfat $* $f"
-    mcopy -s -i "$f" "$w"/* :: || fail "mcopy into $f"
+    local f=$1 w=$3
+    mkfs_fat "$@"
     if [ -e "$w/$GONE_FILE" ]; then
         mdel -i "$f" "::$GONE_FILE" && mdeltree -i "$f" "::$GONE_DIR" || fail "mdel in $f"
         rm -r "${w:?}/$GONE_FILE" "${w:?}/$GONE_DIR"
@@ -79,29 +72,28 @@ FUSE=0
 if [ -z "${SPIGZ_TEST_NO_FUSE:-}" ] && [ -c /dev/fuse ]; then FUSE=1; fi
 # mk_exfat IMG MiB WANT MKFS-OPTIONS...: an exFAT volume holding WANT's files
 mk_exfat() {
-    local f=$1 m=$2 w=$3 dev
+    local f=$1 m=$2 w=$3
     shift 3
     stale "$f" "$m"
     mkfs.exfat "$@" "$f" >/dev/null || fail "mkfs.exfat $* $f"
-    dev=$(losetup -f --show "$f") || { fail "losetup $f"; return; }
-    LOOPDEV=$dev
-    if mount.exfat-fuse "$dev" mnt; then
-        cp -r "$w"/* mnt/ && rm -r "mnt/$GONE_FILE" "mnt/$GONE_DIR" || fail "cp into $f"
-        umount mnt || fail "umount $f"
-    else
-        FUSE=0
-        echo "NOTE: a FUSE mount fails here"
-    fi
+    with_fuse "$f" mount.exfat-fuse rw mnt exfat_fill "$w" "$f"
+    case $? in
+    125) fail "losetup $f"; return ;;
+    126) FUSE=0; echo "NOTE: a FUSE mount fails here" ;;
+    esac
     rm -r "${w:?}/$GONE_FILE" "${w:?}/$GONE_DIR"
-    losetup -d "$dev"
-    LOOPDEV=
+}
+# exfat_fill WANT IMG: WANT's files into the volume mounted on mnt, the
+# deleted ones deleted
+exfat_fill() {
+    cp -r "$1"/* mnt/ && rm -r "mnt/$GONE_FILE" "mnt/$GONE_DIR" || fail "cp into $2"
 }
 
 same_tree() { diff -rq "$1" "$2" >/dev/null 2>&1; }
 # files KIND IMG WANT WHAT: the checker passes and every file of WANT, and
 # nothing else, reads back from IMG
 files() {
-    local kind=$1 f=$2 w=$3 what=$4 dev
+    local kind=$1 f=$2 w=$3 what=$4
     rm -rf got && mkdir got
     if [ "$kind" = vfat ]; then
         check "$what: fsck.vfat -n" fsck.vfat -n "$f" >/dev/null 2>&1
@@ -111,17 +103,12 @@ files() {
         return
     fi
     check "$what: fsck.exfat -n" fsck.exfat -n "$f" >/dev/null 2>&1
-    dev=$(losetup -f --show -r "$f") || { fail "$what: losetup"; return; }
-    LOOPDEV=$dev
-    if mount.exfat-fuse -o ro "$dev" mnt >/dev/null 2>&1; then
-        check "$what: every file reads back ($(diff -rq "$w" mnt 2>&1 | head -c 300))" \
-            same_tree "$w" mnt
-        umount mnt || fail "$what: umount"
-    else
-        fail "$what: mount.exfat-fuse -o ro"
-    fi
-    losetup -d "$dev"
-    LOOPDEV=
+    with_fuse "$f" mount.exfat-fuse ro mnt exfat_files "$w" "$what"
+    case $? in 125) fail "$what: losetup" ;; 126) fail "$what: mount.exfat-fuse -o ro" ;; esac
+}
+# exfat_files WANT WHAT: every file of WANT, and nothing else, on mnt
+exfat_files() {
+    check "$2: every file reads back ($(diff -rq "$1" mnt 2>&1 | head -c 300))" same_tree "$1" mnt
 }
 
 # healthy KIND IMG WANT WHAT: mapped, status 0, no dispute; the restore is

@@ -22,7 +22,6 @@ K=1024
 M=$((1024 * 1024))
 G=$((1024 * 1024 * 1024))
 # The interpreter itself, not a wrapper (pyenv shims cost 0.1 s a call).
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 PY=$T/py
 W=$T/w    # where spigz runs, with relative names
 D=$T/d    # inputs and references
@@ -943,7 +942,7 @@ gen "$X/img" t:40K z:256K r:20K z:64K t:100K z:1M r:5000 z:70000 t:3000
 "$SPIGZ" -c -b 32 "$X/img" > "$X/img.gz"
 total=$(fsize "$X/img")
 last0=$(od -An -tu4 -j $(($(fsize "$X/img.gz") - 4)) -N4 "$X/img.gz" | tr -d ' ')
-"$PY3" "$srcdir/tests/spz.py" info "$X/img.gz" > "$X/info" || fail "spz.py info failed"
+"$PY3" "$srcdir/tests/py/spz.py" info "$X/img.gz" > "$X/info" || fail "spz.py info failed"
 data_len=$(sed -n '1s/.*data_len=\([0-9]*\).*/\1/p' "$X/info")
 sp -dvv -c "$X/img.gz"
 path_is "the test file goes through its index" "parallel, through the index"
@@ -1000,7 +999,7 @@ idx_case() {
 
 # Each byte of the footer, of the index member and of a data and a zero
 # piece, changed to other values.
-"$PY3" "$srcdir/tests/spz.py" corrupt "$X/img.gz" "$X/c" || fail "spz.py corrupt failed"
+"$PY3" "$srcdir/tests/py/spz.py" corrupt "$X/img.gz" "$X/c" || fail "spz.py corrupt failed"
 while read -r n name; do
     case $name in
         footer-magic* | footer-CM* | footer-FLG* | footer-MTIME* | footer-XFL* | footer-OS* | \
@@ -1035,7 +1034,7 @@ rm -f "$X/cut.gz" "$X/plus.gz"
 
 # Forged indexes with their checksums right: only the checks of the fields
 # themselves can refuse them.
-"$PY3" "$srcdir/tests/spz.py" forge "$X/img.gz" "$X/f" || fail "spz.py forge failed"
+"$PY3" "$srcdir/tests/py/spz.py" forge "$X/img.gz" "$X/f" || fail "spz.py forge failed"
 while read -r name kind; do
     f=$X/f/$name.gz
     case $kind in

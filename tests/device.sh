@@ -12,30 +12,14 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+# shellcheck source=tests/fslib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/fslib.sh"
 
 need python3 cmp losetup mount umount mkfs.ext4 timeout fincore strace
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
 M=$((1024 * 1024))
-# The loop devices attached, one a line in a file the cleanup reads.
-LOOPS=$T/loops
-cleanup_loops() {
-    local l
-    umount "$T/mnt" 2>/dev/null
-    [ -f "$LOOPS" ] && while read -r l; do losetup -d "$l" 2>/dev/null; done < "$LOOPS"
-    cleanup
-}
-trap cleanup_loops EXIT
-# attach FILE VAR: a loop device on FILE, named in VAR and kept for the
-# cleanup (not in a command substitution, whose LOOPS+= the trap never saw:
-# the devices outlived the test).
-attach() {
-    local l
-    l=$(losetup --find --show "$1") || { fail "cannot attach a loop device on $1"; return 1; }
-    echo "$l" >> "$LOOPS"
-    printf -v "$2" '%s' "$l"
-}
 # fill DEV: old data (random) all over it.
 fill() { python3 -c "import os,sys; open(sys.argv[1],'r+b').write(os.urandom(int(sys.argv[2])))" "$1" "$2"; }
 
@@ -54,13 +38,14 @@ EOF
 "$SPIGZ" -c "$IMG" > "$T/img.gz"
 "$SPIGZ" --no-index -c "$IMG" > "$T/ni.gz"
 mkdir -p "$T/mnt"
+fs_mounted "$T/mnt"
 
 # same_prefix DEV N FILE: the first N bytes of DEV are FILE.
 same_prefix() { cmp -s -n "$2" "$1" "$3"; }
 
 section "onto a device larger than the image, holding old data"
 truncate -s $((64 * M)) "$T/big"
-attach "$T/big" BIG || exit 1
+loop_need BIG "$T/big" || exit 1
 fill "$BIG" $((64 * M))
 cp "$T/big" "$T/big.before"
 "$SPIGZ" -d -vv -o "$BIG" "$T/img.gz" 2> "$T/err"
@@ -108,14 +93,14 @@ check "--discard onto a file is an error" sh -c "grep -q 'discard is for block d
 
 section "a device of exactly the image's size"
 truncate -s $((40 * M)) "$T/exact"
-attach "$T/exact" EX || exit 1
+loop_need EX "$T/exact" || exit 1
 fill "$EX" $((40 * M))
 "$SPIGZ" -d -o "$EX" "$T/img.gz"
 check "exact size: status 0 and the image" sh -c "[ $? -eq 0 ] && cmp -s '$EX' '$IMG'"
 
 section "a device too small"
 truncate -s $((32 * M)) "$T/small"
-attach "$T/small" SM || exit 1
+loop_need SM "$T/small" || exit 1
 fill "$SM" $((32 * M))
 cp "$T/small" "$T/small.before"
 "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"

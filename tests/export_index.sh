@@ -124,7 +124,7 @@ ref() { tail -c +$(($2 + 1)) "$1" | head -c "$3"; }
 # export_both GZ: GZ.gzi and GZ.igz by spigz --export-index -o, GZ.info from
 # spz.py; the sizes must be the formats' for pieces + 1 points.
 export_both() {
-    python3 "$srcdir/tests/spz.py" info "$1" > "$1.info" || fail "spz.py info $1"
+    python3 "$srcdir/tests/py/spz.py" info "$1" > "$1.info" || fail "spz.py info $1"
     pieces=$(sed -n '1s/.* pieces=\([0-9]*\).*/\1/p' "$1.info")
     if "$SPIGZ" -f --export-index=gztool -o "$1.gzi" "$1" 2> xerr; then pass; else fail "export gztool $1: $(cat xerr)"; fi
     if "$SPIGZ" -f --export-index=indexed_gzip -o "$1.igz" "$1" 2> xerr; then pass; else fail "export indexed_gzip $1: $(cat xerr)"; fi

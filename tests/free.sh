@@ -3,17 +3,17 @@
 # free space holds old data.  Each filesystem is made by its own mkfs over
 # random bytes, given files, some of them deleted; after a backup with
 # --free=zero and a restore, the restored bytes must be exactly the
-# original's with every free block zeroed (free as tests/fsfree.py finds it,
+# original's with every free block zeroed (free as tests/py/fsfree.py finds it,
 # from the filesystem's own tools or its specification), the checker must
 # pass and the files must read back.  Then what must be read whole (dirty,
 # corrupt, overlapping), the input kinds, determinism, the estimate and the
 # mounted refusal.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fslib.sh"
 need python3 sfdisk mke2fs debugfs dumpe2fs e2fsck mkfs.vfat mcopy mdel fsck.vfat \
     mkfs.exfat fsck.exfat mount.exfat-fuse mkntfs ntfscp ntfsls ntfstruncate ntfs-3g ntfsfix \
     ntfscat ntfsinfo mkswap losetup cmp
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 MIB=1048576
 
@@ -27,11 +27,6 @@ open("src/f1", "wb").write(b" ".join(r.choice(words) for _ in range(300000)))
 open("src/f2", "wb").write(r.randbytes(2_500_000))
 open("src/f3", "wb").write(r.randbytes(700_000) + bytes(300_000) + b"tail" * 5000)
 EOF
-# stale FILE MiB: random bytes, the old data of a used disk
-stale() { "$PY3" -c 'import random, sys; r = random.Random(sys.argv[1])
-with open(sys.argv[1], "wb") as f:
-    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
-
 # FUSE mounts (exFAT's files, the mounted-filesystem refusal) need /dev/fuse.
 # A machine without it runs every other check; the test then ends SKIP (77),
 # never PASS, saying what it did not check.
@@ -42,14 +37,14 @@ fuse_works() {
     local dev ok=1
     [ -c /dev/fuse ] || { echo "NOTE: /dev/fuse is missing"; return 1; }
     truncate -s 4M probe.img && mkfs.exfat probe.img >/dev/null 2>&1 || return 1
-    dev=$(losetup -f --show probe.img) || return 1
+    loop_attach dev probe.img || return 1
     mkdir -p mnt
     if mount.exfat-fuse "$dev" mnt >/dev/null 2>&1; then
         umount mnt && ok=0
     else
         echo "NOTE: a FUSE mount fails here"
     fi
-    losetup -d "$dev"
+    loop_detach "$dev"
     rm -f probe.img
     return $ok
 }
@@ -58,52 +53,31 @@ if [ -z "${SPIGZ_TEST_NO_FUSE:-}" ] && fuse_works; then FUSE=1; fi
 
 # fuse_fill FILE MOUNTER: copy the files in through a loop device, delete f2
 fuse_fill() {
-    local dev
     [ "$FUSE" = 1 ] || { no_fuse "files written into $1"; return; }
-    dev=$(losetup -f --show "$1") || { fail "losetup $1"; return; }
-    LOOPDEV=$dev
     mkdir -p mnt
-    if "$2" "$dev" mnt; then
-        cp src/f1 src/f2 src/f3 mnt/ && sync && rm mnt/f2
-        umount mnt || fail "umount $1"
-    else
-        fail "$2 $1"
-    fi
-    losetup -d "$dev"
-    LOOPDEV=
+    with_fuse "$1" "$2" rw mnt sh -c 'cp src/f1 src/f2 src/f3 mnt/ && sync && rm mnt/f2'
+    case $? in 125) fail "losetup $1" ;; 126) fail "$2 $1" ;; esac
 }
 # fuse_read FILE MOUNTER WHAT: mounted read-only, f1 and f3 read back, f2 gone
 fuse_read() {
-    local dev
     [ "$FUSE" = 1 ] || { no_fuse "$3: files read back"; return; }
-    dev=$(losetup -f --show -r "$1") || { fail "$3: losetup"; return; }
-    LOOPDEV=$dev
     mkdir -p mnt
-    if "$2" -o ro "$dev" mnt >/dev/null 2>&1; then
-        check "$3: f1 reads back" cmp -s mnt/f1 src/f1
-        check "$3: f3 reads back" cmp -s mnt/f3 src/f3
-        check "$3: f2 stays deleted" [ ! -e mnt/f2 ]
-        umount mnt || fail "$3: umount"
-    else
-        fail "$3: $2 -o ro"
-    fi
-    losetup -d "$dev"
-    LOOPDEV=
+    with_fuse "$1" "$2" ro mnt fuse_read_back "$3"
+    case $? in 125) fail "$3: losetup" ;; 126) fail "$3: $2 -o ro" ;; esac
 }
-mk_ext4_opts() { local f=$1 m=$2; shift 2; stale "$f" "$m"
-                 mke2fs -q -F -t ext4 -E nodiscard -L "e$m" -d src "$@" "$f" >/dev/null 2>&1 ||
-                     fail "mke2fs $* $f"
-                 debugfs -w -R "rm f2" "$f" >/dev/null 2>&1; }
-mk_vfat() { local f=$1 m=$2; shift 2; stale "$f" "$m"
-            mkfs.vfat "$@" -n "FAT$m" "$f" >/dev/null || fail "mkfs.vfat $* $f"
-            mcopy -i "$f" src/f1 src/f2 src/f3 :: && mdel -i "$f" ::f2 || fail "mtools $f"; }
+fuse_read_back() {
+    check "$1: f1 reads back" cmp -s mnt/f1 src/f1
+    check "$1: f3 reads back" cmp -s mnt/f3 src/f3
+    check "$1: f2 stays deleted" [ ! -e mnt/f2 ]
+}
+mk_ext4_opts() { mkfs_ext "$1" "$2" src -t ext4 -L "e$2" "${@:3}"
+                 debugfs -w -R "rm f2" "$1" >/dev/null 2>&1; }
+mk_vfat() { mkfs_fat "$1" "$2" src "${@:3}" -n "FAT$2"; mdel -i "$1" ::f2 || fail "mdel $1"; }
 mk_exfat() { stale "$1" "$2"; mkfs.exfat -L "X$2" "$1" >/dev/null || fail "mkfs.exfat $1"
              fuse_fill "$1" mount.exfat-fuse; }
 # NTFS through ntfs-3g's own tools (no mount): f2's clusters freed by
 # truncating it to nothing
-mk_ntfs() { local f=$1 m=$2 n ino; shift 2; stale "$f" "$m"
-            mkntfs -Q -F -q -L "N$m" "$@" "$f" >/dev/null 2>&1 || fail "mkntfs $* $f"
-            for n in f1 f2 f3; do ntfscp -q "$f" "src/$n" "$n" >/dev/null 2>&1 || fail "ntfscp $f $n"; done
+mk_ntfs() { local f=$1 ino; mkfs_ntfs "$f" "$2" -L "N$2" "${@:3}"; ntfs_put "$f" src f1 f2 f3
             ino=$(ntfsls -i "$f" 2>/dev/null | awk '$2 == "f2" { print $1 }')
             ntfstruncate "$f" "$ino" 0 >/dev/null 2>&1 || fail "ntfstruncate $f f2"; }
 mk_swap() { stale "$1" "$2"; mkswap -L sw "$1" >/dev/null 2>&1 || fail "mkswap $1"; }
@@ -323,11 +297,10 @@ check "stdin 1 MiB in: the rest, its FAT32's free space zeroed" \
 "$SPIGZ" --free=zero -n -p 1 -c gpt.img > p1.gz
 "$SPIGZ" --free=zero -n -p 2 -c gpt.img > p2.gz
 check "-p 1 and -p 2: the same bytes" cmp -s p1.gz p2.gz
-if dev=$(losetup -f --show -r gpt.img 2>/dev/null); then
-    LOOPDEV=$dev
+if loop_attach dev -r gpt.img; then
     "$SPIGZ" --free=zero -n -p 2 -c "$dev" > dev.gz
     check "the image through a loop device: the same bytes as the file" cmp -s dev.gz p2.gz
-    losetup -d "$dev"; LOOPDEV=
+    loop_detach "$dev"
 else
     fail "losetup -r gpt.img"
 fi
@@ -347,9 +320,9 @@ check "--map lists the partitions with their use" grep -q 'gpt partition 5 .*ntf
 section "mounted read-write: refused unless --force-mounted"
 if [ "$FUSE" != 1 ]; then
     no_fuse "the mounted-filesystem refusal"
-elif dev=$(losetup -f --show ntfs.img 2>/dev/null); then
-    LOOPDEV=$dev
+elif loop_attach dev ntfs.img; then
     mkdir -p mnt
+    fs_mounted "$T/mnt"
     if ntfs-3g "$dev" mnt; then
         "$SPIGZ" --free=zero -c ntfs.img > /dev/null 2> m.err; s=$?
         check "mounted: the image refused, status $s" [ "$s" -eq 1 ]
@@ -362,7 +335,7 @@ elif dev=$(losetup -f --show ntfs.img 2>/dev/null); then
     else
         fail "ntfs-3g mount of ntfs.img"
     fi
-    losetup -d "$dev"; LOOPDEV=
+    loop_detach "$dev"
 else
     fail "losetup ntfs.img"
 fi

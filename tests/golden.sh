@@ -26,7 +26,7 @@
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need python3 gzip sha256sum cmp touch
+need "$PY3" gzip sha256sum cmp touch
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 [ "$FAILS" -eq 0 ] || { finish; exit 1; }
@@ -112,12 +112,12 @@ elif cmd == "json-notes":               # LIST.json OUT: the notes spigz -l repo
     json.dump(json.load(open(args[0], encoding="utf-8")).get("notes", []),
               open(args[1], "w", encoding="utf-8"))
 EOF
-mf() { python3 h.py "$GD" get "$@"; }
+mf() { "$PY3" h.py "$GD" get "$@"; }
 sha() { sha256sum | cut -d' ' -f1; }
 
 section "tests/golden/ holds exactly what mkgolden.py writes"
 check "mkgolden.py --check: the committed files are the generator's (never regenerate to pass: README.md)" \
-    python3 "$MK" --check "$GD"
+    "$PY3" "$MK" --check "$GD"
 
 # decode NAME WHAT EXPECT-INDEX CMD...: CMD's stdout is the image, status 0,
 # no warning; -v's "decoded through its index" iff EXPECT-INDEX is 1.
@@ -136,10 +136,10 @@ decode() {
     fi
 }
 
-for n in $(python3 h.py "$GD" names); do
-    eval "$(python3 h.py "$GD" vars "$n")"
+for n in $("$PY3" h.py "$GD" names); do
+    eval "$("$PY3" h.py "$GD" vars "$n")"
     section "$n: $ABOUT"
-    if ! python3 h.py "$GD" unpack "$n"; then
+    if ! "$PY3" h.py "$GD" unpack "$n"; then
         fail "$n: the committed file is not the manifest's"
         continue
     fi
@@ -149,7 +149,7 @@ for n in $(python3 h.py "$GD" names); do
         "spigz --no-index not run on it (the smaller files have them)"
 
     # Other readers.
-    check "$n: zlib.decompress(data, 31) gives the image" python3 h.py "$GD" zlib "$n" "$n.img"
+    check "$n: zlib.decompress(data, 31) gives the image" "$PY3" h.py "$GD" zlib "$n" "$n.img"
     check "$n: gzip -t" gzip -t "$n"
     [ "$BIG" = 1 ] || check "$n: gzip -dc gives the image" [ "$(gzip -dc "$n" | sha)" = "$IMG_SHA" ]
 
@@ -177,7 +177,7 @@ for n in $(python3 h.py "$GD" names); do
         check "$n: -t --no-index: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
     fi
 
-    python3 h.py "$GD" ranges "$n" > ranges.txt
+    "$PY3" h.py "$GD" ranges "$n" > ranges.txt
     while read -r off len want; do
         for how in index no-index; do
             [ "$BIG" = 1 ] && [ $how = no-index ] && continue
@@ -198,7 +198,7 @@ for n in $(python3 h.py "$GD" names); do
     "$SPIGZ" -l "$n" > got 2> err
     check "$n: -l: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
     check "$n: -l prints the manifest's ($(head -c 300 got))" cmp -s got want
-    check "$n: -l says the index's notes" python3 h.py "$GD" notes-said "$n" err
+    check "$n: -l says the index's notes" "$PY3" h.py "$GD" notes-said "$n" err
     mf "$n" list_json > want
     "$SPIGZ" -l --format=json "$n" > got 2> err
     check "$n: -l --format=json: status 0 ($(head -c 300 err))" [ $? -eq 0 ]
@@ -218,7 +218,7 @@ for n in $(python3 h.py "$GD" names); do
         rc=$?
         if [ -n "$want" ]; then
             check "$n: --export-index=$fmt: status 0 ($rc: $(head -c 300 err))" [ "$rc" -eq 0 ]
-            if [ $fmt = indexed_gzip ] && [ "$(python3 -c 'import sys; print(sys.byteorder)')" != little ]; then
+            if [ $fmt = indexed_gzip ] && [ "$("$PY3" -c 'import sys; print(sys.byteorder)')" != little ]; then
                 echo "NOTE: $n: indexed_gzip's export is in the host's byte order; the golden one is little-endian: not compared"
             else
                 check "$n: --export-index=$fmt: the bytes" [ "$(sha < out)" = "$want" ]
@@ -242,7 +242,7 @@ for n in $(python3 h.py "$GD" names); do
     fi
     rm -rf own && mkdir own && mv "$n.img" "own/$NAME"
     IN=$T/own/$NAME
-    [ "$RESCUE" = 1 ] && python3 h.py "$GD" spoil "$n" "$IN"
+    [ "$RESCUE" = 1 ] && "$PY3" h.py "$GD" spoil "$n" "$IN"
     [ -n "$MTIME" ] && touch -d "@$MTIME" "$IN"
     # shellcheck disable=SC2086 # OPTS: the manifest's options, split
     if [ "$RESCUE" = 1 ]; then
@@ -258,9 +258,9 @@ for n in $(python3 h.py "$GD" names); do
     check "$n: spigz $OPTS: status $want_rc ($rc: $(head -c 300 err))" [ "$rc" -eq "$want_rc" ]
     if [ "$OWN_NOTES" = 1 ]; then
         "$SPIGZ" -l --format=json own.gz > own.json 2> err
-        python3 h.py "$GD" json-notes own.json own-notes.json
+        "$PY3" h.py "$GD" json-notes own.json own-notes.json
         check "$n: spigz noted something ($(cat own-notes.json))" grep -q '[^][]' own-notes.json
-        python3 "$MK" --renote "$n" own-notes.json --out want.gz
+        "$PY3" "$MK" --renote "$n" own-notes.json --out want.gz
         check "$n: spigz $OPTS writes mkgolden.py's bytes (with spigz's own notes)" cmp want.gz own.gz
     else
         check "$n: spigz $OPTS writes the golden bytes" cmp "$n" own.gz

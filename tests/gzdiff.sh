@@ -1,5 +1,5 @@
 #!/bin/bash
-# gzdiff.sh — spigz against GNU gzip, case by case (tests/gzdiff.py): every
+# gzdiff.sh — spigz against GNU gzip, case by case (tests/py/gzdiff.py): every
 # difference that doc/GZIP.md does not list fails.  The bounded run (make
 # check) runs two fixed sets of cases, seeds 1 and 2, one case of them
 # around 4 GiB.  GZDIFF_LONG=1 (or the argument
@@ -21,7 +21,7 @@ run() {
     local seed=$1
     shift
     section "gzdiff.py --seed $seed $*"
-    if "$PY3" "$srcdir/tests/gzdiff.py" --spigz "$SPIGZ" --seed "$seed" --jobs "$JOBS" \
+    if "$PY3" "$srcdir/tests/py/gzdiff.py" --spigz "$SPIGZ" --seed "$seed" --jobs "$JOBS" \
         --tmp "$T" "$@"; then
         pass
     else

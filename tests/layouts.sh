@@ -9,13 +9,13 @@
 # disk with one layout keeps the fast path (status 0, free space skipped).
 #
 # Oracle: each filesystem's own tools (e2fsck, fsck.vfat, the files read
-# back) and tests/fsfree.py's independent free-space reading: the restore
+# back) and tests/py/fsfree.py's independent free-space reading: the restore
 # may differ from the original only in sectors that the partition's
 # filesystem calls free.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fslib.sh"
 need python3 sfdisk mke2fs debugfs e2fsck mkfs.vfat mcopy fsck.vfat mkfs.exfat mkntfs cmp
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
-FSFREE="$srcdir/tests/fsfree.py"
+FSFREE="$srcdir/tests/py/fsfree.py"
 cd "$T" || exit 1
 S=512
 
@@ -26,11 +26,6 @@ r = random.Random(11)
 for i in range(40):
     open(f"src/t{i}", "wb").write(r.randbytes(r.randrange(1000, 400_000)))
 EOF
-# stale FILE MiB: random bytes, the old data of a used disk
-stale() { "$PY3" -c 'import random, sys; r = random.Random(sys.argv[1])
-with open(sys.argv[1], "wb") as f:
-    for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
-put() { dd if="$2" of="$1" bs=512 seek="$3" conv=notrunc status=none; }
 # an ext4 partition image of SECTORS sectors with the files, one deleted
 mk_ext4_part() {
     stale "$1.stale" $(( ($2 * S + 1048575) / 1048576 ))
@@ -242,11 +237,10 @@ files_ok rp.img "the primary around the EBR"
 section "a GPT of 4096-byte sectors in an image file"
 # written by sfdisk through a loop device of 4 KiB logical sectors
 stale d.img 64
-if LOOPDEV=$(losetup -f --show -b 4096 d.img 2>/dev/null); then
-    printf 'label: gpt\nstart=256, size=%d\n' $((PLEN / 8)) | sfdisk -q "$LOOPDEV" >/dev/null 2>&1 ||
+if loop_attach dev -b 4096 d.img; then
+    printf 'label: gpt\nstart=256, size=%d\n' $((PLEN / 8)) | sfdisk -q "$dev" >/dev/null 2>&1 ||
         fail "sfdisk on a 4 KiB loop device"
-    losetup -d "$LOOPDEV"
-    LOOPDEV=
+    loop_detach "$dev"
     mk_ext4_part p4.img $PLEN
     put d.img p4.img $((256 * 8))
     backup d.img

@@ -9,26 +9,19 @@
 # Every mount, loop device, namespace and process made here is released
 # at the end and checked for.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fslib.sh"
 need losetup mke2fs mount umount unshare nsenter mkfifo
 cd "$T" || exit 1
 S=512
-LOOPS=()
-MNTS=()
 NSFILE=
 CHILD=
 release() {
-    local m l
     [ -n "$CHILD" ] && { echo go 1<>go.fifo; wait "$CHILD"; } 2>/dev/null
-    for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done
     [ -n "$NSFILE" ] && { nsenter --mount="$NSFILE" umount "$T/nsm" 2>/dev/null
                           umount "$NSFILE" 2>/dev/null; umount "$T/nsd" 2>/dev/null; }
-    for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
-    cleanup
+    fs_release
 }
 trap release EXIT
-# loop VAR ARGS...: attach a loop device, its name into VAR (not through a
-# command substitution: its subshell would lose LOOPS, and the device leak)
-loop() { local -n v=$1; shift; v=$(losetup -f --show "$@") || { fail "losetup $*"; return 1; }; LOOPS+=("$v"); }
 # refused WHAT IMAGE PATTERN: --free=zero refuses it (status 1, naming why)
 refused() {
     "$SPIGZ" --free=zero -c "$2" > /dev/null 2> e.err; local s=$?
@@ -41,7 +34,6 @@ fuse_umount() {
     local pid
     pid=$(pgrep -f -- " $1\$") || pid=
     umount "$1" || { fail "umount $1"; return; }
-    MNTS=()
     while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 }
 mapped() {
@@ -62,10 +54,10 @@ section "nothing mounted: mapped"
 mapped "the image alone" d.img
 
 section "a partition's range on a loop device, mounted read-write"
-loop P -o $((2048 * S)) --sizelimit $((PLEN * S)) d.img
-mount "$P" m && MNTS+=("$T/m") || fail "mount $P"
+loop_need P -o $((2048 * S)) --sizelimit $((PLEN * S)) d.img
+mount "$P" m && fs_mounted "$T/m" || fail "mount $P"
 refused "the image" d.img "is mounted read-write on $T/m"
-loop D d.img
+loop_need D d.img
 refused "a second loop device of the whole image" "$D" "is mounted read-write on $T/m"
 "$SPIGZ" --free=zero --force-mounted -c d.img > f.gz 2> e.err; s=$?
 check "--force-mounted maps it anyway, status $s" [ "$s" -ne 1 ]
@@ -73,18 +65,18 @@ check "--force-mounted: says what may change ($(head -c 200 e.err))" \
     grep -q "mapped while it may change (--force-mounted): .* is mounted read-write on" e.err
 "$SPIGZ" -l f.gz > /dev/null 2> e.err
 check "--force-mounted: the backup says so" grep -q "when this backup was made: mapped while it may change" e.err
-umount m && MNTS=()
+umount m
 # a mount point longer than any fixed buffer (mountinfo fields are read
 # whole: a 2,200-byte path once pushed "rw" out of the options' place)
 LONG=$T/lp
 for i in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
 mkdir -p "$LONG"
-mount "$P" "$LONG" && MNTS+=("$LONG") || fail "mount $P on a long path"
+mount "$P" "$LONG" && fs_mounted "$LONG" || fail "mount $P on a long path"
 refused "mounted on a 2,200-byte path" d.img "is mounted read-write on $T/lp/"
-umount "$LONG" && MNTS=()
-mount -o ro "$P" m && MNTS+=("$T/m") || fail "mount -o ro $P"
+umount "$LONG"
+mount -o ro "$P" m && fs_mounted "$T/m" || fail "mount -o ro $P"
 mapped "mounted read-only" d.img
-umount m && MNTS=()
+umount m
 
 section "mounted in another mount namespace, held by a live process"
 mkfifo ready.fifo go.fifo
@@ -139,16 +131,16 @@ if command -v mkntfs >/dev/null && command -v ntfs-3g >/dev/null && [ -c /dev/fu
     truncate -s 32M n.img
     mkntfs -Q -F -q n.img >/dev/null 2>&1 || fail "mkntfs"
     if ntfs-3g n.img "$T/m2" 2>/dev/null; then
-        MNTS+=("$T/m2")
+        fs_mounted "$T/m2"
         refused "ntfs-3g on the image file" n.img "n.img is mounted read-write on $T/m2"
         fuse_umount "$T/m2"
-        loop A n.img
-        loop B n.img
-        ntfs-3g "$B" "$T/m2" && MNTS+=("$T/m2") || fail "ntfs-3g $B"
+        loop_need A n.img
+        loop_need B n.img
+        ntfs-3g "$B" "$T/m2" && fs_mounted "$T/m2" || fail "ntfs-3g $B"
         refused "ntfs-3g on a second loop device: the image" n.img "$B is mounted read-write"
         refused "ntfs-3g on a second loop device: the first" "$A" "$B is mounted read-write"
         fuse_umount "$T/m2"
-        ntfs-3g -o ro n.img "$T/m2" && MNTS+=("$T/m2") || fail "ntfs-3g -o ro"
+        ntfs-3g -o ro n.img "$T/m2" && fs_mounted "$T/m2" || fail "ntfs-3g -o ro"
         mapped "ntfs-3g read-only on the image file" n.img
         fuse_umount "$T/m2"
     else
@@ -159,8 +151,7 @@ else
 fi
 
 section "nothing left behind"
-for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
-LOOPS=()
+loops_detach
 check "no loop device of ours left" sh -c "! losetup -j d.img | grep -q . && ! losetup -j n.img 2>/dev/null | grep -q ."
 check "no mount of ours left" sh -c "! grep -q ' $T/' /proc/self/mountinfo"
 if [ -n "$FUSE_MISSING" ]; then

@@ -21,6 +21,8 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+# shellcheck source=tests/fslib.sh
+. "${srcdir:-$(dirname "$0")/..}/tests/fslib.sh"
 
 need gzip cmp diff find timeout env mknod python3 sfdisk
 : "${RACE_SO:?RACE_SO must point at the race shim (tests/race.so)}"
@@ -444,10 +446,10 @@ section "7. block devices: the same device refused"
 dev_kept() {
     if cmp -s dev.img dev.ref; then pass; return; fi
     fail "$1: the device was written (after '$CMD')"
-    cp dev.ref dev.img && blockdev --flushbufs "$LOOPDEV" 2> /dev/null
+    cp dev.ref dev.img && blockdev --flushbufs "$DEV" 2> /dev/null
 }
 loop_cases() {
-    local L=$LOOPDEV
+    local L=$DEV
     # the image behind the device holds a spigz file, so that -d and
     # --export-index have something to read
     sp -- -o "$L" "$L"
@@ -496,34 +498,30 @@ truncate -s 8M dev.img
 printf 'label: dos\nstart=4096, size=8192, type=83\n' | sfdisk -q --no-tell-kernel dev.img 2> /dev/null
 cp dev.img dev.ref
 "$SPIGZ" -1 -c dev.ref > devb.gz
-if LOOPDEV=$(losetup -f --show dev.img 2> /dev/null) && [ -b "$LOOPDEV" ]; then
+if loop_attach DEV dev.img && [ -b "$DEV" ]; then
     loop_cases
     # a partition's range on a second loop device of the same image: its
     # sectors are the first one's (lay_stores: loops over the same file)
-    if PART=$(losetup -f --show -o $((4096 * 512)) --sizelimit $((8192 * 512)) dev.img 2> /dev/null); then
-        LOOPDEVS=$PART
-        sp -- -o "$PART" "$LOOPDEV"
+    if loop_attach PART -o $((4096 * 512)) --sizelimit $((8192 * 512)) dev.img; then
+        sp -- -o "$PART" "$DEV"
         rc_is "-o PART DEV" 1
         dev_kept "-o PART DEV: the device intact"
-        sp -- -o "$LOOPDEV" "$PART"
+        sp -- -o "$DEV" "$PART"
         rc_is "-o DEV PART" 1
         dev_kept "-o DEV PART: the device intact"
-        losetup -d "$PART"
-        LOOPDEVS=
+        loop_detach "$PART"
     else
         fail "a second loop device over a partition's range"
     fi
     # the image onto a loop device of itself, and the reverse
-    sp -- -f -o "$LOOPDEV" dev.img
+    sp -- -f -o "$DEV" dev.img
     rc_is "-o DEV IMAGE-BEHIND-DEV" 1
     dev_kept "-o DEV IMAGE-BEHIND-DEV: the image intact"
-    sp -- -f -o dev.img "$LOOPDEV"
+    sp -- -f -o dev.img "$DEV"
     rc_is "-o IMAGE-BEHIND-DEV DEV" 1
     dev_kept "-o IMAGE-BEHIND-DEV DEV: the image intact"
-    losetup -d "$LOOPDEV"
-    LOOPDEV=
+    loop_detach "$DEV"
 else
-    LOOPDEV=
     SKIPPED="$SKIPPED block devices (losetup could not attach a loop device);"
 fi
 

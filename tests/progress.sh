@@ -13,7 +13,6 @@
 . "${srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need python3 cmp head tail cut grep wc tr stat truncate dd date timeout
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 M=$((1024 * 1024))
 W=$T/w
 PY=$T/py

@@ -9,7 +9,6 @@
 
 need gzip python3 cmp od dd head truncate rsync compress
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 W=$T/w
 mkdir -p "$W"
 cd "$W" || exit 1
@@ -118,7 +117,7 @@ with open("fc", "wb") as f:
     f.write(r(1 << 20)); f.write(r(100 << 10)); f.write(bytes(2 << 20)); f.write(r(1536 << 10))'
 "$SPIGZ" -k fc
 mkdir fcd
-"$PY3" "$srcdir/tests/spz.py" forge_consistent fc.gz fcd || fail "spz.py forge_consistent failed"
+"$PY3" "$srcdir/tests/py/spz.py" forge_consistent fc.gz fcd || fail "spz.py forge_consistent failed"
 gzip -t fcd/move.gz || fail "the forged file is not a valid gzip file"
 rm -f o
 "$SPIGZ" -d -o o fcd/move.gz 2> e

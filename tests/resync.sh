@@ -16,7 +16,6 @@ if ! "$SPIGZ" --help 2>&1 | grep -q -- '--salvage' || ! "$SPIGZ" --help 2>&1 | g
     echo "resync.sh: $SPIGZ has no --salvage or --bad-map yet: nothing checked" >&2
     exit 77
 fi
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 W=$T/w
 mkdir -p "$W"
 cd "$W" || exit 1

@@ -24,7 +24,6 @@ G=$((1024 * 1024 * 1024))
 PY=$T/py
 mkdir -p "$PY"
 # The interpreter itself, not a wrapper (pyenv shims cost 0.1 s a call).
-PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3
 
 # ---- Python helpers ----
 

@@ -37,11 +37,11 @@ open(sys.argv[1], "wb").write(d)
 EOF
 "$SPIGZ" -c "$IMG" > "$T/img.gz"
 
-# The pieces from the index, "k kind foff clen uoff ulen" each (tests/spz.py
+# The pieces from the index, "k kind foff clen uoff ulen" each (tests/py/spz.py
 # reads FORMAT.md independently of spigz; foff is the piece's file offset).
-python3 "$srcdir/tests/spz.py" info "$T/img.gz" |
+python3 "$srcdir/tests/py/spz.py" info "$T/img.gz" |
     sed -n 's/^piece \([0-9]*\) \([a-z]*\) ulen=\([0-9]*\) clen=\([0-9]*\) foff=\([0-9]*\) uoff=\([0-9]*\)$/\1 \2 \5 \4 \6 \3/p' > "$T/pieces"
-[ -s "$T/pieces" ] || fail "tests/spz.py cannot list the pieces"
+[ -s "$T/pieces" ] || fail "tests/py/spz.py cannot list the pieces"
 
 # flip FILE OFFSET...: xor 0x5a into the bytes at those file offsets.
 flip() {
@@ -120,7 +120,7 @@ check "--salvage: the whole image, every piece checked against the index" cmp -s
 check "--salvage: says the trailer is damaged" grep -q "trailer is damaged: every piece was checked against the index" "$T/err"
 
 section "a damaged index: the data member decodes as any gzip file"
-read -r pay <<< "$(python3 "$srcdir/tests/spz.py" info "$T/img.gz" | sed -n 's/.*data_len=\([0-9]*\).*/\1/p')"
+read -r pay <<< "$(python3 "$srcdir/tests/py/spz.py" info "$T/img.gz" | sed -n 's/.*data_len=\([0-9]*\).*/\1/p')"
 cp "$T/img.gz" "$T/i.gz"
 flip "$T/i.gz" $((pay + 20))
 "$SPIGZ" -d --salvage -o "$T/iout" "$T/i.gz" 2> "$T/err"
@@ -128,7 +128,7 @@ check "--salvage: the image, the index not used (status 2: a warning)" \
     sh -c "[ $? -eq 2 ] && cmp -s '$T/iout' '$IMG' && grep -q 'index not used' '$T/err'"
 
 section "a forged, self-consistent index on an intact file: gunzip's bytes, never the index's offsets"
-# Every checksum of FORMAT.md 4 recomputed (tests/spz.py forge_consistent):
+# Every checksum of FORMAT.md 4 recomputed (tests/py/spz.py forge_consistent):
 # move (a piece claims more bytes, a later one fewer) and swap (two data
 # pieces, not adjacent, swap their lengths), so that the pieces between sit
 # elsewhere.  Salvage took the pieces that failed for damage and placed the
@@ -142,7 +142,7 @@ with open(sys.argv[1], "wb") as f:
     f.write(r.randbytes(1536 << 10))' "$FC"
 "$SPIGZ" -c "$FC" > "$T/fc.gz"
 mkdir -p "$T/fcd"
-python3 "$srcdir/tests/spz.py" forge_consistent "$T/fc.gz" "$T/fcd" || fail "spz.py forge_consistent failed"
+python3 "$srcdir/tests/py/spz.py" forge_consistent "$T/fc.gz" "$T/fcd" || fail "spz.py forge_consistent failed"
 for f in move swap; do
     check "$f: the forged file is a valid gzip file" gzip -t "$T/fcd/$f.gz"
     rm -f "$T/fo"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fatdamage.py — find where to damage a FAT or exFAT volume, for
 tests/damaged_fat.sh.  It shares no code with spigz: the boot sectors are
-read here from Microsoft's specifications, as tests/fsfree.py does.
+read here from Microsoft's specifications, as tests/py/fsfree.py does.
 
   fatdamage.py fat-sector IMG mid|eoc
       a sector of the FAT (its index from the FAT's start) whose entries are

@@ -2049,7 +2049,7 @@ def main():
                     help="case n is around 4 GiB when n %% M == M-1 (0: never)")
     ap.add_argument("--big-slow", action="store_true",
                     help="4 GiB cases may also compress with gzip and pigz and write files")
-    ap.add_argument("--doc", default=None, help="doc/GZIP.md (default: next to this script)")
+    ap.add_argument("--doc", default=None, help="doc/GZIP.md (default: the one in these sources)")
     ap.add_argument("--tmp", default=None, help="where the scratch directories go")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
     ap.add_argument("--signatures", action="store_true",
@@ -2058,8 +2058,8 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
-    doc = a.doc or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "doc",
-                                "GZIP.md")
+    doc = a.doc or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "doc", "GZIP.md")
     try:
         ids = doc_ids(doc)
     except OSError as e:
