@@ -2,7 +2,7 @@
 #include "config.h"
 #include "input.h"
 #include "pipe.h"
-#include "scan.h"
+#include "block.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
  * reader can be cancelled, so rd_stop() never hangs on a stalled input.
  */
 #include "reader.h"
-#include "scan.h"
+#include "block.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #include "engine.h"
 #include "idx.h"
 #include "pool.h"
-#include "scan.h"
+#include "block.h"
 #include "splice.h"
 #include "unz.h"
 #include "zrun.h"

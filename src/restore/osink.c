@@ -2,7 +2,7 @@
 #define _GNU_SOURCE /* fallocate */
 #include "osink.h"
 #include "pipe.h"
-#include "scan.h"
+#include "block.h"
 
 #include "config.h"
 

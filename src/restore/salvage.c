@@ -3,7 +3,7 @@
 #include "unz_int.h"
 #include "pool.h"
 #include "resync.h"
-#include "scan.h"
+#include "block.h"
 
 #include <errno.h>
 #include <stdlib.h>
