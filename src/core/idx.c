@@ -2,6 +2,7 @@
 #include "idx.h"
 #include "text.h"
 #include "crcz.h"
+#include "le.h"
 #include "zrun.h"
 
 #include <errno.h>
@@ -22,20 +23,6 @@ static const uint8_t idx_end[10] = {0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
 #define IDX_REC_MAX 24 /* two 10-byte LEB128 values and a CRC */
 #define IDX_FLAG_BAD 1   /* footer flags: bad ranges follow the records */
 #define IDX_FLAG_NOTES 2 /* notes follow (the bad ranges, or the records) */
-
-static void idx_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t idx_get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
 
 /* ==== writing ==== */
 
@@ -188,7 +175,7 @@ int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t
     size_t n = idx_leb(p, ulen << 1 | (data ? 1 : 0));
     n += idx_leb(p + n, clen);
     if (data) {
-        idx_put_le(p + n, crc, 4);
+        le_put32(p + n, crc);
         n += 4;
     }
     w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
@@ -267,10 +254,10 @@ static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
 {
     uint8_t h[16];
     memcpy(h, idx_hdr, 10);
-    idx_put_le(h + 10, m + 4, 2);
+    le_put16(h + 10, m + 4);
     h[12] = 'S';
     h[13] = 'I';
-    idx_put_le(h + 14, m, 2);
+    le_put16(h + 14, m);
     if (out_write(o, h, sizeof h) != 0 || out_write(o, payload, m) != 0)
         return -1;
     return out_write(o, idx_end, sizeof idx_end);
@@ -282,19 +269,19 @@ static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t
     uint8_t f[IDX_FOOTER_LEN];
     memset(f, 0, sizeof f);
     memcpy(f, idx_hdr, 10);
-    idx_put_le(f + 10, 4 + IDX_FOOTER_PAYLOAD, 2);
+    le_put16(f + 10, 4 + IDX_FOOTER_PAYLOAD);
     f[12] = 'S';
     f[13] = 'F';
-    idx_put_le(f + 14, IDX_FOOTER_PAYLOAD, 2);
+    le_put16(f + 14, IDX_FOOTER_PAYLOAD);
     f[16] = 1; /* version; reserved stays 0 */
     f[17] = (w->bad ? IDX_FLAG_BAD : 0) | (w->notes ? IDX_FLAG_NOTES : 0);
-    idx_put_le(f + 20, total, 8);
-    idx_put_le(f + 28, data_len, 8);
-    idx_put_le(f + 36, header_len, 8);
-    idx_put_le(f + 44, index_len, 8);
-    idx_put_le(f + 52, w->n, 8);
-    idx_put_le(f + 60, w->crc, 4);
-    idx_put_le(f + 64, (uint32_t)crc32(0, f + 16, 48), 4);
+    le_put64(f + 20, total);
+    le_put64(f + 28, data_len);
+    le_put64(f + 36, header_len);
+    le_put64(f + 44, index_len);
+    le_put64(f + 52, w->n);
+    le_put32(f + 60, w->crc);
+    le_put32(f + 64, (uint32_t)crc32(0, f + 16, 48));
     memcpy(f + 68, idx_end, sizeof idx_end);
     return out_write(o, f, sizeof f);
 }
@@ -581,7 +568,7 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
         s->why = "the pieces run past the data member";
         return -1;
     }
-    uint32_t crc = data ? (uint32_t)idx_get_le(p + a + b, 4) : crcz_zeros(0, ulen);
+    uint32_t crc = data ? le_get32(p + a + b) : crcz_zeros(0, ulen);
     s->x->p[s->k] = (struct idx_piece){s->uoff, s->coff, crc, data};
     if (data && ulen > s->x->max_ulen)
         s->x->max_ulen = ulen;
@@ -625,9 +612,9 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
         }
         if (idx_pread(fd, from, h, 16) != 0)
             goto short_read;
-        size_t m = (size_t)idx_get_le(h + 14, 2);
+        size_t m = (size_t)le_get16(h + 14);
         if (memcmp(h, idx_hdr, 10) != 0 || h[12] != 'S' || h[13] != 'I' || m == 0 ||
-            m > IDX_MEMBER_MAX || idx_get_le(h + 10, 2) != m + 4 ||
+            m > IDX_MEMBER_MAX || le_get16(h + 10) != m + 4 ||
             to - from < 16 + m + sizeof idx_end) {
             s->why = "an index member is malformed";
             return -1;
@@ -680,22 +667,22 @@ short_read:
 /* Footer checks (FORMAT.md 4.1-4.2): fills the sizes in *x. */
 static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
 {
-    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
-        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD)
+    if (memcmp(f, idx_hdr, 10) != 0 || le_get16(f + 10) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || le_get16(f + 14) != IDX_FOOTER_PAYLOAD)
         return ""; /* not a spigz footer: a plain gzip file */
     if (memcmp(f + 68, idx_end, sizeof idx_end) != 0)
         return "the footer member is not empty";
-    if ((uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+    if (le_get32(f + 64) != (uint32_t)crc32(0, f + 16, 48))
         return "the footer's checksum does not match";
     if (f[16] != 1)
         return "unknown index version";
     if ((f[17] & ~(IDX_FLAG_BAD | IDX_FLAG_NOTES)) != 0 || f[18] != 0 || f[19] != 0)
         return "unknown index flags";
-    x->total = idx_get_le(f + 20, 8);
-    x->data_len = idx_get_le(f + 28, 8);
-    x->header_len = idx_get_le(f + 36, 8);
-    x->index_len = idx_get_le(f + 44, 8);
-    x->n = idx_get_le(f + 52, 8);
+    x->total = le_get64(f + 20);
+    x->data_len = le_get64(f + 28);
+    x->header_len = le_get64(f + 36);
+    x->index_len = le_get64(f + 44);
+    x->n = le_get64(f + 52);
     if (x->data_len > size || x->index_len > size ||
         x->data_len + x->index_len + IDX_FOOTER_LEN > size)
         return "the sizes in the footer do not add up to the file's";
@@ -729,8 +716,8 @@ static const char *idx_data_member(int fd, struct idx *x, uint32_t *isize,
         return "the data member's header does not match the footer";
     if (t[0] != 0x03 || t[1] != 0x00)
         return "the data member does not end as the index says";
-    x->crc = (uint32_t)idx_get_le(t + 2, 4);
-    *isize = (uint32_t)idx_get_le(t + 6, 4);
+    x->crc = le_get32(t + 2);
+    *isize = le_get32(t + 6);
     return NULL;
 }
 
@@ -743,11 +730,11 @@ int idx_start(int fd, uint64_t lo, uint64_t end, uint64_t *start, struct sp_err 
         sp_err_set(err, SP_ERR_READ, errno, "read error");
         return -1;
     }
-    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
-        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD ||
-        (uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+    if (memcmp(f, idx_hdr, 10) != 0 || le_get16(f + 10) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || le_get16(f + 14) != IDX_FOOTER_PAYLOAD ||
+        le_get32(f + 64) != (uint32_t)crc32(0, f + 16, 48))
         return 0;
-    uint64_t data_len = idx_get_le(f + 28, 8), index_len = idx_get_le(f + 44, 8);
+    uint64_t data_len = le_get64(f + 28), index_len = le_get64(f + 44);
     uint64_t room = end - lo - IDX_FOOTER_LEN;
     if (data_len > room || index_len > room - data_len)
         return 0;
@@ -812,7 +799,7 @@ static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
     if (mr != 0)
         return idx_reject(x, s.why, why, whylen);
     x->p[x->n] = (struct idx_piece){s.uoff, s.coff, 0, false};
-    if (pcrc != (uint32_t)idx_get_le(f + 60, 4))
+    if (pcrc != le_get32(f + 60))
         return idx_reject(x, "the index payload's checksum does not match", why, whylen);
     if (s.k != x->n)
         return idx_reject(x, "fewer records than the footer says", why, whylen);

@@ -1,5 +1,6 @@
 /* xidx.c — see xidx.h; the layouts are in doc/FORMAT.md section 6. */
 #include "xidx.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -158,11 +159,14 @@ static void xw_put(struct xw *w, const void *p, size_t n)
     w->n += n;
 }
 
+/* A 4- or 8-byte field, big-endian. */
 static void xw_be(struct xw *w, uint64_t v, int bytes)
 {
     uint8_t t[8];
-    for (int i = 0; i < bytes; i++)
-        t[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+    if (bytes == 8)
+        be_put64(t, v);
+    else
+        be_put32(t, (uint32_t)v);
     xw_put(w, t, (size_t)bytes);
 }
 
@@ -173,8 +177,10 @@ static void xw_host(struct xw *w, uint64_t v, int bytes)
     xw_be(w, v, bytes);
 #else
     uint8_t t[8];
-    for (int i = 0; i < bytes; i++)
-        t[i] = (uint8_t)(v >> (8 * i));
+    if (bytes == 8)
+        le_put64(t, v);
+    else
+        le_put32(t, (uint32_t)v);
     xw_put(w, t, (size_t)bytes);
 #endif
 }

@@ -2,6 +2,7 @@
 #include "dec.h"
 #include "engine.h"
 #include "idx.h"
+#include "le.h"
 #include "pool.h"
 #include "block.h"
 #include "splice.h"
@@ -1032,7 +1033,7 @@ static int dec_probe_zip(int fd, uint64_t at, struct sp_err *err)
         return 0; /* not zip after all: the decode says what it is */
     size_t skip, have = (size_t)n;
     if (have == 30) {
-        have = 30 + ((size_t)h[26] | (size_t)h[27] << 8) + ((size_t)h[28] | (size_t)h[29] << 8);
+        have = 30 + (size_t)le_get16(h + 26) + le_get16(h + 28);
         uint8_t last; /* the name and extra field must be there too */
         do
             n = pread(fd, &last, 1, (off_t)(at + have - 1));

@@ -4,6 +4,7 @@
 #include "pool.h"
 #include "resync.h"
 #include "block.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -454,7 +455,7 @@ static int sv_count(struct unz_ctx *c, int fd, uint64_t at, struct sv_tail *t)
             size_t q = (size_t)((w.bit + 7) >> 3);
             if (q + 8 <= n) {
                 t->out = w.out;
-                t->isize = unz_le32(sv->cbuf + q + 4);
+                t->isize = le_get32(sv->cbuf + q + 4);
                 return 1;
             }
             if (eof)
@@ -687,7 +688,7 @@ static int sv_trailer(struct unz_ctx *c, struct ibuf *b)
         return sv_end_lost(c, b);
     }
     const uint8_t *p = b->buf + b->pos;
-    uint32_t crc = unz_le32(p), isize = unz_le32(p + 4);
+    uint32_t crc = le_get32(p), isize = le_get32(p + 4);
     uint64_t len = c->pout + sv->hlen - c->pmember;
     if (sv->grid && sv->markers > 0 && (uint32_t)len != isize) {
         if (sv_last_piece(c, b, isize) != 0)

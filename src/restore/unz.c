@@ -8,6 +8,7 @@
 #include "legacy.h"
 #include "pool.h"
 #include "resync.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -432,11 +433,6 @@ static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
     return unz_zlib(c, b, zs, done);
 }
 
-uint32_t unz_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
 {
     ssize_t avail = ib_need(b, 8);
@@ -446,8 +442,8 @@ static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
         return unz_data_error(c, "unexpected end of file");
     const uint8_t *p = b->buf + b->pos;
     b->pos += 8;
-    st->last_crc = unz_le32(p);
-    st->last_isize = unz_le32(p + 4);
+    st->last_crc = le_get32(p);
+    st->last_isize = le_get32(p + 4);
     return unz_end_item(c, st->last_crc, st->last_isize, UNZ_CHECK_GZIP);
 }
 
@@ -588,11 +584,6 @@ static int unz_legacy(struct unz_ctx *c, struct ibuf *b, enum unz_fmt f, struct 
 
 /* ---- a zip file's first entry, as gzip -d takes it ---- */
 
-static uint32_t unz_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
 static bool unz_is_zip(struct ibuf *b)
 {
     ssize_t avail = ib_need(b, 4);
@@ -603,7 +594,7 @@ const char *unz_zip_check(const uint8_t *h, size_t have, size_t *skip)
 {
     /* gzip: a header, name and extra field not all there is "not a valid
      * zip file", a file refused, not a cut one */
-    *skip = have < 30 ? 30 : 30 + unz_le16(h + 26) + unz_le16(h + 28);
+    *skip = have < 30 ? 30 : 30 + le_get16(h + 26) + le_get16(h + 28);
     if (have < *skip)
         return "not a valid zip file";
     if (h[6] & 1)
@@ -626,7 +617,7 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
     size_t skip;
     if (have >= 30) {
         const uint8_t *h0 = b->buf + b->pos;
-        if ((have = ib_need(b, 30 + unz_le16(h0 + 26) + unz_le16(h0 + 28))) < 0)
+        if ((have = ib_need(b, 30 + le_get16(h0 + 26) + le_get16(h0 + 28))) < 0)
             return -1;
     }
     const char *bad = unz_zip_check(b->buf + b->pos, (size_t)have, &skip);
@@ -636,8 +627,8 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
     }
     const uint8_t *h = b->buf + b->pos;
     /* gzip looks at the low bytes of the flags and the method only */
-    uint32_t flags = h[6], method = h[8], crc = unz_le32(h + 14);
-    uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
+    uint32_t flags = h[6], method = h[8], crc = le_get32(h + 14);
+    uint32_t csize = le_get32(h + 18), usize = le_get32(h + 22);
     b->pos += skip;
     st->members++;
     st->last_fmt = method == 8 ? UNZ_LAST_ZIP_DEFLATE : UNZ_LAST_ZIP_STORE;
@@ -675,8 +666,8 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
         size_t at = memcmp(d, "PK\007\010", 4) == 0 ? 4 : 0;
         if (at == 4 && b->len - b->pos < 16)
             return unz_data_error(c, "unexpected end of file");
-        crc = unz_le32(d + at);
-        usize = unz_le32(d + at + 8);
+        crc = le_get32(d + at);
+        usize = le_get32(d + at + 8);
         b->pos += at + 12;
     }
     st->last_crc = crc;

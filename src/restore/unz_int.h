@@ -136,7 +136,6 @@ ssize_t ib_need(struct ibuf *b, size_t n);
 int unz_rl_add(struct unz_rl *l, uint64_t off, uint64_t len);
 /* c->perr: invalid data, msg in gzip's wording.  -1. */
 int unz_data_error(struct unz_ctx *c, const char *msg);
-uint32_t unz_le32(const uint8_t *p);
 /* Output into pipeline items of that kind. */
 int unz_put_kind(struct unz_ctx *c, const uint8_t *p, size_t n, enum unz_kind kind);
 /* The item being filled (taken from the pool when there is none), or NULL
