@@ -18,6 +18,7 @@
  */
 #include "config.h"
 #include "cli_progress.h"
+#include "io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,9 +33,6 @@
 #include <unistd.h>
 #ifdef HAVE_SYS_IOCTL_H
 #include <sys/ioctl.h>
-#endif
-#ifdef HAVE_LINUX_FS_H
-#include <linux/fs.h>
 #endif
 
 #define CLI_PROG_DELAY_MS 500    /* no line for runs shorter than this */
@@ -360,16 +358,7 @@ static size_t cli_prog_fit(const char *label, const struct cli_prog_line *l, siz
 
 static bool cli_prog_write(const char *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
+    return io_write(STDERR_FILENO, p, n, NULL) == 0;
 }
 
 /* Append n spaces to buf at *pos (within cap). */
@@ -618,11 +607,9 @@ uint64_t cli_prog_total(int fd)
         off_t at = lseek(fd, 0, SEEK_CUR);
         return at >= 0 && at < st.st_size ? (uint64_t)(st.st_size - at) : 0;
     }
-#ifdef BLKGETSIZE64
     uint64_t bytes;
-    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+    if (S_ISBLK(st.st_mode) && io_size(fd, &st, &bytes) == 0)
         return bytes;
-#endif
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "compress.h"
 #include "engine.h"
 #include "input.h"
+#include "io.h"
 #include "pool.h"
 #include "scan.h"
 #include "scout.h"
@@ -566,18 +567,13 @@ static int est_run_add(struct est *e, struct est_run *run, bool zero, uint64_t o
  * input shrank under us. */
 static int est_pread(struct est *e, uint64_t off, size_t len, uint8_t *buf)
 {
-    size_t got = 0;
-    while (got < len) {
-        ssize_t r = pread(e->in.fd, buf + got, len - got, (off_t)(e->in.base + off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            sp_err_set(e->err, SP_ERR_READ, r < 0 ? errno : 0, "%s at offset %llu",
-                       r < 0 ? "read error" : "input shrank while being read",
-                       (unsigned long long)(off + got));
-            return -1;
-        }
-        got += (size_t)r;
+    size_t got;
+    int rc = io_pread(e->in.fd, buf, len, e->in.base + off, &got);
+    if (rc != 0 || got < len) {
+        sp_err_set(e->err, SP_ERR_READ, rc != 0 ? errno : 0, "%s at offset %llu",
+                   rc != 0 ? "read error" : "input shrank while being read",
+                   (unsigned long long)(off + got));
+        return -1;
     }
     e->r->read_bytes += len;
 #ifdef HAVE_POSIX_FADVISE

@@ -2,6 +2,7 @@
 #include "idx.h"
 #include "text.h"
 #include "crcz.h"
+#include "io.h"
 #include "le.h"
 #include "zrun.h"
 
@@ -59,14 +60,10 @@ static int idx_w_open_spill(struct idx_w *w, struct sp_err *err)
                    idx_tmpdir());
         return -1;
     }
-    ssize_t r;
-    do
-        r = write(w->spill, probe, sizeof probe);
-    while (r < 0 && errno == EINTR);
-    if (r != (ssize_t)sizeof probe || ftruncate(w->spill, 0) != 0 ||
+    if (io_write(w->spill, probe, sizeof probe, NULL) != 0 || ftruncate(w->spill, 0) != 0 ||
         lseek(w->spill, 0, SEEK_SET) != 0) {
-        sp_err_set(err, SP_ERR_SYS, r < 0 ? errno : ENOSPC,
-                   "cannot write a temporary file for the index in %s", idx_tmpdir());
+        sp_err_set(err, SP_ERR_SYS, errno, "cannot write a temporary file for the index in %s",
+                   idx_tmpdir());
         return -1;
     }
     return 0;
@@ -131,20 +128,6 @@ static int idx_tmpfile(void)
     return fd;
 }
 
-static int idx_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static int idx_w_spill(struct idx_w *w)
 {
     if (w->spill < 0 && (w->spill = idx_tmpfile()) < 0) {
@@ -152,7 +135,7 @@ static int idx_w_spill(struct idx_w *w)
                    idx_tmpdir());
         return -1;
     }
-    if (idx_write_all(w->spill, w->buf, w->len) != 0) {
+    if (io_write(w->spill, w->buf, w->len, NULL) != 0) {
         sp_err_set(&w->err, SP_ERR_SYS, errno, "cannot write the index's temporary file in %s",
                    idx_tmpdir());
         return -1;
@@ -300,20 +283,14 @@ int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_l
     /* Spilled records first, re-read from the temporary file. */
     for (uint64_t off = 0; off < payload; off += IDX_MEMBER_MAX) {
         size_t m = payload - off < IDX_MEMBER_MAX ? (size_t)(payload - off) : IDX_MEMBER_MAX;
-        size_t k = 0;
-        while (off + k < w->spilled && k < m) {
-            size_t want = m - k;
-            if (w->spilled - off - k < want)
-                want = (size_t)(w->spilled - off - k);
-            ssize_t r = pread(w->spill, chunk + k, want, (off_t)(off + k));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                sp_err_set(&o->err, SP_ERR_WRITE, r < 0 ? errno : EIO,
-                           "cannot read the index's temporary file");
-                return -1;
-            }
-            k += (size_t)r;
+        size_t k = 0; /* of them spilled */
+        if (off < w->spilled)
+            k = w->spilled - off < m ? (size_t)(w->spilled - off) : m;
+        int rd = k > 0 ? io_pread_exact(w->spill, chunk, k, off) : 0;
+        if (rd != 0) {
+            sp_err_set(&o->err, SP_ERR_WRITE, rd < 0 ? errno : EIO,
+                       "cannot read the index's temporary file");
+            return -1;
         }
         if (k < m) /* the rest from memory (off + k >= spilled here) */
             memcpy(chunk + k, w->buf + (off + k - w->spilled), m - k);
@@ -335,23 +312,14 @@ void idx_w_free(struct idx_w *w)
 
 /* ==== reading ==== */
 
-/* pread exactly n bytes at off; 0, or -1 with errno (EIO for a short file). */
+/* pread exactly n bytes at off; 0, or -1 with errno: EIO for a short file,
+ * which the callers take as a cut index rather than a read error. */
 static int idx_pread(int fd, uint64_t off, uint8_t *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    int rc = io_pread_exact(fd, p, n, off);
+    if (rc == IO_SHORT)
+        errno = EIO;
+    return rc == 0 ? 0 : -1;
 }
 
 struct idx_rd {
@@ -369,10 +337,7 @@ static int idx_rd_getc(void *ctx)
         if (r->off >= r->end)
             return -1;
         size_t n = r->end - r->off < sizeof r->buf ? (size_t)(r->end - r->off) : sizeof r->buf;
-        ssize_t got;
-        do
-            got = pread(r->fd, r->buf, n, (off_t)r->off);
-        while (got < 0 && errno == EINTR);
+        ssize_t got = io_pread_once(r->fd, r->buf, n, r->off);
         if (got <= 0) {
             r->failed = got < 0;
             return got < 0 ? -2 : -1;

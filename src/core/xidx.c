@@ -1,11 +1,11 @@
 /* xidx.c — see xidx.h; the layouts are in doc/FORMAT.md section 6. */
 #include "xidx.h"
+#include "io.h"
 #include "le.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include <unistd.h>
 
 /* gztool reads its fields big-endian whatever the host. */
 #define GZT_ID "gzipindx"       /* index version 0: no line numbers */
@@ -135,18 +135,9 @@ struct xw {
 
 static void xw_flush(struct xw *w)
 {
-    size_t done = 0;
-    while (!w->failed && done < w->n) {
-        ssize_t r = write(w->fd, w->b + done, w->n - done);
-        if (r > 0) {
-            done += (size_t)r;
-        } else if (r < 0 && errno == EINTR) {
-            continue;
-        } else {
-            /* write(2) returning 0 for a non-empty buffer: nothing will go. */
-            sp_err_set(w->err, SP_ERR_WRITE, r < 0 ? errno : 0, "writing the index failed");
-            w->failed = true;
-        }
+    if (!w->failed && io_write(w->fd, w->b, w->n, NULL) != 0) {
+        sp_err_set(w->err, SP_ERR_WRITE, errno, "writing the index failed");
+        w->failed = true;
     }
     w->n = 0;
 }

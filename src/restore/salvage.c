@@ -4,6 +4,7 @@
 #include "pool.h"
 #include "resync.h"
 #include "block.h"
+#include "io.h"
 #include "le.h"
 
 #include <errno.h>
@@ -413,17 +414,16 @@ static void sv_tail_mark(struct sv_tail *t, const uint8_t *p, size_t n, uint64_t
 static int sv_pread(struct unz_ctx *c, int fd, uint8_t *p, size_t *n, size_t cap,
                     uint64_t off, bool *eof)
 {
-    while (*n < cap && !*eof) {
-        ssize_t r = pread(fd, p + *n, cap - *n, (off_t)(off + *n));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            sp_err_set(&c->perr, SP_ERR_READ, errno, "read error");
-            return -1;
-        }
-        *eof = r == 0;
-        *n += (size_t)r;
+    if (*n == cap || *eof)
+        return 0;
+    size_t got;
+    int rc = io_pread(fd, p + *n, cap - *n, off + *n, &got);
+    *n += got;
+    if (rc != 0) {
+        sp_err_set(&c->perr, SP_ERR_READ, errno, "read error");
+        return -1;
     }
+    *eof = *n < cap;
     return 0;
 }
 

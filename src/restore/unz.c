@@ -8,6 +8,7 @@
 #include "legacy.h"
 #include "pool.h"
 #include "resync.h"
+#include "io.h"
 #include "le.h"
 
 #include <errno.h>
@@ -51,22 +52,18 @@ int ib_fill(struct ibuf *b)
     }
     if (b->len == b->cap)
         return 0; /* full: the caller asked for more than a window holds */
-    for (;;) {
-        ssize_t r = read(b->fd, b->buf + b->len, b->cap - b->len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            b->failed = true;
-            sp_err_set(b->err, SP_ERR_READ, errno, "read error");
-            return -1;
-        }
-        if (r == 0)
-            b->eof = true;
-        b->len += (size_t)r;
-        b->total += (uint64_t)r;
-        ib_progress(b);
-        return 0;
+    ssize_t r = io_read_once(b->fd, b->buf + b->len, b->cap - b->len);
+    if (r < 0) {
+        b->failed = true;
+        sp_err_set(b->err, SP_ERR_READ, errno, "read error");
+        return -1;
     }
+    if (r == 0)
+        b->eof = true;
+    b->len += (size_t)r;
+    b->total += (uint64_t)r;
+    ib_progress(b);
+    return 0;
 }
 
 int ib_fill_keep(struct ibuf *b, uint64_t from)
