@@ -3,7 +3,7 @@
 #include "crcz.h"
 #include "engine.h"
 #include "gzip.h"
-#include "idx.h"
+#include "idx_w.h"
 #include "input.h"
 #include "out.h"
 #include "pool.h"
