@@ -250,7 +250,8 @@ struct sp_range *cli_ranges_union(const struct sp_range *a, size_t na, const str
 void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad, size_t n,
                     const char *what, bool warn);
 
-/* Whether a progress line is shown: --progress, or stderr a terminal;
+/* Whether a progress line is shown (cli_prog_start's `show`): --progress,
+ * or stderr a terminal unless the run writes to stdout on a terminal (-dc);
  * never with -q or --no-progress. */
 bool cli_progress_wanted(const struct cli *c);
 

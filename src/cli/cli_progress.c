@@ -520,13 +520,6 @@ static void cli_prog_label(struct cli_prog *d, const char *label)
             *s = '?';
 }
 
-/* Automatic progress yields to output written on the terminal (-dc). */
-static bool cli_prog_stdout_shared(const struct cli *c)
-{
-    return c->progress != PROGRESS_ON && c->to_stdout && c->output == NULL &&
-           (c->mode == MODE_COMPRESS || c->mode == MODE_DECOMPRESS) && isatty(STDOUT_FILENO);
-}
-
 static int cli_prog_sync_init(struct cli_prog *d)
 {
     pthread_condattr_t ca;
@@ -551,10 +544,10 @@ static int cli_prog_spawn(struct cli_prog *d)
     return rc == 0 ? 0 : -1;
 }
 
-struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
-                                struct sp_progress *p, enum cli_prog_kind kind)
+struct cli_prog *cli_prog_start(bool show, const char *label, struct sp_progress *p,
+                                enum cli_prog_kind kind)
 {
-    if (p == NULL || !cli_progress_wanted(c) || cli_prog_stdout_shared(c))
+    if (p == NULL || !show)
         return NULL;
     struct cli_prog *d = calloc(1, sizeof *d);
     if (d == NULL)

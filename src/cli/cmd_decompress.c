@@ -217,7 +217,8 @@ static int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_
     struct sp_progress prog = {.in_total = c->size != 0 ? c->size
                                          : c->range ? 0 : cli_prog_total(j->in_fd)};
     double t0 = cli_report_now();
-    struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_DECOMPRESS);
+    struct cli_prog *shown =
+        cli_prog_start(cli_progress_wanted(c), j->in_name, &prog, CLI_PROG_DECOMPRESS);
     d.progress = shown != NULL || o->device ? &prog : NULL;
     if (o->device) /* a signal says how much of the device was written */
         cli_device_progress(&prog.out);
