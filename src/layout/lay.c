@@ -109,14 +109,6 @@ static lay_fs_fn lay_find_fs(const char *type)
     return NULL;
 }
 
-void lay_whole(struct lay_part *p, bool doubt, const char *why)
-{
-    p->mapped = false;
-    p->doubt = doubt;
-    p->used = p->len;
-    snprintf(p->why, sizeof p->why, "%s", why);
-}
-
 #ifdef HAVE_BLKID
 /* Probe one region (at base + p->off) for a filesystem: its TYPE and LABEL
  * into p.  1 when exactly one filesystem's signature was found, else 0
