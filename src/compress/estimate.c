@@ -11,6 +11,7 @@
 #include "estimate.h"
 #include "compress.h"
 #include "engine.h"
+#include "idx_w.h"
 #include "input.h"
 #include "io.h"
 #include "pool.h"
@@ -38,9 +39,6 @@
 #define EST_ALL_WHOLE 24            /* up to this many chunks: all compressed */
 #define EST_GRAINS (1u << 20)       /* map resolution before rebinning */
 #define EST_Z90 1.645               /* two-sided 90% normal quantile */
-#define EST_IDX_MEMBER 65531u       /* index payload bytes per member */
-#define EST_IDX_OVERHEAD 26u        /* bytes of an index member around them */
-#define EST_FOOTER 78u
 
 enum est_kind {
     EST_WHOLE,  /* compressed whole: its size is exact */
@@ -69,7 +67,8 @@ struct est {
     struct est_chunk *ch;        /* every data chunk */
     size_t nch, cap;
     uint64_t fixed_out;          /* exact output bytes: zero pieces, frame */
-    uint64_t idx_payload;        /* exact part of the index payload */
+    uint64_t idx_payload;        /* the zero pieces' index records (the data
+                                    pieces' wait for the ratio) */
     uint8_t *grp_buf[2];         /* the probe's two groups */
     uint64_t hits, hit_blocks;   /* groups in zero stretches drawn as data; their data blocks */
     uint64_t hit_clen;           /* their compressed size */
@@ -119,16 +118,6 @@ static double est_now(clockid_t id)
     struct timespec t;
     clock_gettime(id, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static unsigned est_leb_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
 }
 
 /* splitmix64: the seed's stream of choices, the same on every machine. */
@@ -230,7 +219,6 @@ static int est_data(void *ctx, uint8_t *buf, size_t len)
     e->ch[e->nch++] = (struct est_chunk){e->cursor, (uint32_t)len};
     e->cursor += len;
     e->r->data_bytes += len;
-    e->idx_payload += est_leb_len((uint64_t)len * 2 + 1) + 4;
     /* A stream is seen once: measure each chunk as it passes.  A seekable
      * input has its chunks' pieces read and compressed while the shape pass
      * goes on; the whole chunks come after it (est_sample_chunks). */
@@ -248,7 +236,7 @@ static int est_zero(void *ctx, uint64_t len)
     zrun_encode(len, &z);
     uint64_t clen = zrun_size(&z);
     e->fixed_out += clen;
-    e->idx_payload += est_leb_len(len * 2) + est_leb_len(clen);
+    e->idx_payload += idx_rec_size(false, len, clen);
     e->cursor += len;
     e->r->zero_bytes += len;
     return 0;
@@ -967,16 +955,16 @@ static int est_sample_chunks(struct est *e)
 
 /* ---- the prediction ---- */
 
-/* Index bytes for the pieces, the data pieces' clen taken as ratio x len. */
+/* Index bytes for the pieces, priced by the index writer (idx_w.h), a
+ * data piece's clen taken as ratio x len (truncated, plus one). */
 static double est_index_bytes(const struct est *e, double ratio)
 {
     if (!e->o->index)
         return 0;
-    double payload = (double)e->idx_payload;
+    uint64_t payload = e->idx_payload;
     for (size_t i = 0; i < e->nch; i++)
-        payload += est_leb_len((uint64_t)(ratio * e->ch[i].len) + 1);
-    double members = ceil(payload / EST_IDX_MEMBER);
-    return payload + members * EST_IDX_OVERHEAD + EST_FOOTER;
+        payload += idx_rec_size(true, e->ch[i].len, (uint64_t)(ratio * e->ch[i].len) + 1);
+    return (double)idx_len(payload);
 }
 
 /* The calibration.  Cutting a chunk into pieces costs ratio (each piece

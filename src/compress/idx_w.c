@@ -104,6 +104,12 @@ static size_t idx_rec(uint8_t *p, bool data, uint64_t ulen, uint64_t clen, uint3
     return n;
 }
 
+size_t idx_rec_size(bool data, uint64_t ulen, uint64_t clen)
+{
+    uint8_t rec[IDX_REC_MAX];
+    return idx_rec(rec, data, ulen, clen, 0);
+}
+
 uint64_t idx_len(uint64_t payload)
 {
     uint64_t members = (payload + IDX_MEMBER_MAX - 1) / IDX_MEMBER_MAX;

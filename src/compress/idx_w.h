@@ -61,6 +61,12 @@ int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_l
 
 void idx_w_free(struct idx_w *w);
 
+/* ---- sizes: what an index costs, for the estimate's prices (the writer's
+ * own arithmetic, so the two cannot part) ---- */
+
+/* The payload bytes of one piece's record (idx_w_add's). */
+size_t idx_rec_size(bool data, uint64_t ulen, uint64_t clen);
+
 /* The index members' and footer's bytes around a payload of that many
  * bytes. */
 uint64_t idx_len(uint64_t payload);
