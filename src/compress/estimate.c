@@ -15,6 +15,7 @@
 #include "input.h"
 #include "io.h"
 #include "pool.h"
+#include "reader.h"
 #include "scan.h"
 #include "scout.h"
 #include "zrun.h"
@@ -766,48 +767,31 @@ static int est_shape_probe(struct est *e)
 
 /* ---- full mode and streams: read every byte ---- */
 
-static int est_feed_real(struct est *e, const uint8_t *p, uint64_t off, size_t n)
+/* A run the compressor's loop (reader.h, rd_feed) gave the segmenter. */
+static void est_seen(void *ctx, const struct seg *s, const struct rd_run *run, uint64_t off)
 {
-    for (size_t i = 0, len; i < n; i += len) {
-        bool zero;
-        len = scan_run(p + i, n - i, &zero);
-        int rc;
-        if (zero) {
-            prog_add(e->o->progress, PROG_ZEROS, len);
-            rc = seg_zeros(&e->seg, len);
-        } else {
-            est_map_add(e, off + i, len);
-            rc = seg_data(&e->seg, p + i, len);
-        }
-        if (rc != 0)
-            return -1;
-    }
-    return 0;
+    struct est *e = ctx;
+    (void)s;
+    if (run->data == NULL)
+        prog_add(e->o->progress, PROG_ZEROS, run->len);
+    else
+        est_map_add(e, off, run->len);
+    prog_add(e->o->progress, PROG_IN, run->len);
 }
 
+/* The compressor's read -> classify -> segment loop, on this thread (its
+ * reads are what the prediction times). */
 static int est_shape_read(struct est *e)
 {
-    size_t wsize = e->in.wsize;
-    uint8_t *win = malloc(wsize);
-    if (win == NULL)
-        return est_nomem(e);
-    int rc;
-    struct in_ext ext;
-    while ((rc = in_next(&e->in, win, &ext, e->err)) > 0) {
-        if (ext.data == NULL) {
-            prog_add(e->o->progress, PROG_ZEROS, ext.len);
-            rc = seg_zeros(&e->seg, ext.len);
-        } else {
-            e->r->read_bytes += ext.len;
-            rc = est_feed_real(e, ext.data, ext.off, (size_t)ext.len);
-        }
-        prog_add(e->o->progress, PROG_IN, ext.len);
-        if (rc != 0)
-            break;
-    }
+    struct rd *r = rd_open(&e->in, e->err);
+    if (r == NULL)
+        return -1;
+    int rc = rd_feed(r, &e->seg, est_seen, e, e->err);
+    rd_stop(r);
+    /* bytes read: all but holes and zero ranges (there is no scout) */
+    e->r->read_bytes += e->in.pos - e->in.hole_bytes - e->in.zr_bytes;
     e->r->hole_bytes = e->in.hole_bytes;
     e->r->free_bytes = e->in.zr_bytes;
-    free(win);
     return rc < 0 ? -1 : 0;
 }
 
