@@ -1,7 +1,8 @@
 /* cli.h — the command line's shared state and helpers.
  *
- * The CLI (spigz.c: options; cmd_compress.c; cmd_decompress.c; cli.c: what
- * they share) is the only part of spigz that prints or exits.  It keeps
+ * The CLI (spigz.c: main and the inputs; cli_options.c: options; the
+ * cmd_*.c files: one input each; cli.c: what they share) is the only part
+ * of spigz that prints or exits.  It keeps
  * gzip's conventions: messages "spigz: NAME: cause", exit status 0 (ok), 1
  * (error) or 2 (warning, when no error), errors winning; the other files
  * are still processed after one fails.
