@@ -150,29 +150,29 @@ static void xw_put(struct xw *w, const void *p, size_t n)
     w->n += n;
 }
 
-/* A 4- or 8-byte field, big-endian. */
-static void xw_be(struct xw *w, uint64_t v, int bytes)
+/* A 4- or 8-byte field, big-endian or little-endian. */
+static void xw_int(struct xw *w, uint64_t v, int bytes, bool big)
 {
     uint8_t t[8];
     if (bytes == 8)
-        be_put64(t, v);
+        big ? be_put64(t, v) : le_put64(t, v);
     else
-        be_put32(t, (uint32_t)v);
+        big ? be_put32(t, (uint32_t)v) : le_put32(t, (uint32_t)v);
     xw_put(w, t, (size_t)bytes);
+}
+
+static void xw_be(struct xw *w, uint64_t v, int bytes)
+{
+    xw_int(w, v, bytes, true);
 }
 
 /* indexed_gzip fwrite()s its integers as they lie in memory. */
 static void xw_host(struct xw *w, uint64_t v, int bytes)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    xw_be(w, v, bytes);
+    xw_int(w, v, bytes, true);
 #else
-    uint8_t t[8];
-    if (bytes == 8)
-        le_put64(t, v);
-    else
-        le_put32(t, (uint32_t)v);
-    xw_put(w, t, (size_t)bytes);
+    xw_int(w, v, bytes, false);
 #endif
 }
 
