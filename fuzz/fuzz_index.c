@@ -61,6 +61,7 @@
 #include "compress.h"
 #include "dec.h"
 #include "idx.h"
+#include "idx_w.h"
 #include "text.h"
 #include "xidx.h"
 #include "osink.h"

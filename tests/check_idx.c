@@ -34,6 +34,7 @@
 
 #include "compress.h"
 #include "idx.h"
+#include "idx_w.h"
 #include "out.h"
 #include "zrun.h"
 

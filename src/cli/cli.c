@@ -522,9 +522,16 @@ bool cli_input_stays(const struct cli *c)
            c->mode == MODE_ESTIMATE || c->mode == MODE_EXPORT;
 }
 
+/* Automatic progress yields to output written on the terminal (-dc). */
+static bool cli_stdout_shared(const struct cli *c)
+{
+    return c->progress != PROGRESS_ON && c->to_stdout && c->output == NULL &&
+           (c->mode == MODE_COMPRESS || c->mode == MODE_DECOMPRESS) && isatty(STDOUT_FILENO);
+}
+
 bool cli_progress_wanted(const struct cli *c)
 {
-    if (c->quiet || c->progress == PROGRESS_OFF)
+    if (c->quiet || c->progress == PROGRESS_OFF || cli_stdout_shared(c))
         return false;
     return c->progress == PROGRESS_ON || isatty(STDERR_FILENO);
 }

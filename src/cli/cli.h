@@ -1,7 +1,8 @@
 /* cli.h — the command line's shared state and helpers.
  *
- * The CLI (spigz.c: options; cmd_compress.c; cmd_decompress.c; cli.c: what
- * they share) is the only part of spigz that prints or exits.  It keeps
+ * The CLI (spigz.c: main and the inputs; cli_options.c: options; the
+ * cmd_*.c files: one input each; cli.c: what they share) is the only part
+ * of spigz that prints or exits.  It keeps
  * gzip's conventions: messages "spigz: NAME: cause", exit status 0 (ok), 1
  * (error) or 2 (warning, when no error), errors winning; the other files
  * are still processed after one fails.
@@ -250,7 +251,8 @@ struct sp_range *cli_ranges_union(const struct sp_range *a, size_t na, const str
 void cli_bad_report(struct cli *c, const char *name, const struct sp_range *bad, size_t n,
                     const char *what, bool warn);
 
-/* Whether a progress line is shown: --progress, or stderr a terminal;
+/* Whether a progress line is shown (cli_prog_start's `show`): --progress,
+ * or stderr a terminal unless the run writes to stdout on a terminal (-dc);
  * never with -q or --no-progress. */
 bool cli_progress_wanted(const struct cli *c);
 

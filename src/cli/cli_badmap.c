@@ -26,6 +26,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_path.h"
+#include "io.h"
 #include "range.h"
 
 #include <errno.h>
@@ -137,16 +138,8 @@ struct cb_out {
 
 static void cb_flush(struct cb_out *o)
 {
-    size_t at = 0;
-    while (o->err == 0 && at < o->n) {
-        ssize_t w = write(o->fd, o->b + at, o->n - at);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            o->err = w < 0 ? errno : EIO;
-        else
-            at += (size_t)w;
-    }
+    if (o->err == 0 && io_write(o->fd, o->b, o->n, NULL) != 0)
+        o->err = errno;
     o->n = 0;
 }
 

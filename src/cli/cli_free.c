@@ -10,6 +10,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_progress.h"
+#include "io.h"
 #include "lay.h"
 #include "text.h"
 
@@ -20,12 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef HAVE_SYS_IOCTL_H
-#include <sys/ioctl.h>
-#endif
-#ifdef HAVE_LINUX_FS_H
-#include <linux/fs.h>
-#endif
 
 void cli_notes_free(struct cli_notes *nt)
 {
@@ -153,20 +148,11 @@ int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m,
     uint64_t size = 0;
     if (fstat(j->in_fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
         base = lseek(j->in_fd, 0, SEEK_CUR);
-    if (base >= 0 && S_ISREG(st.st_mode) && st.st_size >= base) {
-        size = (uint64_t)(st.st_size - base);
-    } else if (base >= 0 && S_ISBLK(st.st_mode)) {
-#ifdef BLKGETSIZE64
-        uint64_t bytes = 0;
-        if (ioctl(j->in_fd, BLKGETSIZE64, &bytes) != 0 || bytes < (uint64_t)base)
-            base = -1;
+    uint64_t bytes;
+    if (base >= 0 && io_size(j->in_fd, &st, &bytes) == 0 && bytes >= (uint64_t)base)
         size = bytes - (uint64_t)base;
-#else
+    else
         base = -1;
-#endif
-    } else {
-        base = -1;
-    }
     if (base < 0) {
         cli_error(c, "%s: --free=zero needs a seekable input (a disk, a partition or an image "
                      "file), not a pipe", j->in_name);

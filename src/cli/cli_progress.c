@@ -18,6 +18,7 @@
  */
 #include "config.h"
 #include "cli_progress.h"
+#include "io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,9 +33,6 @@
 #include <unistd.h>
 #ifdef HAVE_SYS_IOCTL_H
 #include <sys/ioctl.h>
-#endif
-#ifdef HAVE_LINUX_FS_H
-#include <linux/fs.h>
 #endif
 
 #define CLI_PROG_DELAY_MS 500    /* no line for runs shorter than this */
@@ -360,16 +358,7 @@ static size_t cli_prog_fit(const char *label, const struct cli_prog_line *l, siz
 
 static bool cli_prog_write(const char *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
+    return io_write(STDERR_FILENO, p, n, NULL) == 0;
 }
 
 /* Append n spaces to buf at *pos (within cap). */
@@ -531,13 +520,6 @@ static void cli_prog_label(struct cli_prog *d, const char *label)
             *s = '?';
 }
 
-/* Automatic progress yields to output written on the terminal (-dc). */
-static bool cli_prog_stdout_shared(const struct cli *c)
-{
-    return c->progress != PROGRESS_ON && c->to_stdout && c->output == NULL &&
-           (c->mode == MODE_COMPRESS || c->mode == MODE_DECOMPRESS) && isatty(STDOUT_FILENO);
-}
-
 static int cli_prog_sync_init(struct cli_prog *d)
 {
     pthread_condattr_t ca;
@@ -562,10 +544,10 @@ static int cli_prog_spawn(struct cli_prog *d)
     return rc == 0 ? 0 : -1;
 }
 
-struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
-                                struct sp_progress *p, enum cli_prog_kind kind)
+struct cli_prog *cli_prog_start(bool show, const char *label, struct sp_progress *p,
+                                enum cli_prog_kind kind)
 {
-    if (p == NULL || !cli_progress_wanted(c) || cli_prog_stdout_shared(c))
+    if (p == NULL || !show)
         return NULL;
     struct cli_prog *d = calloc(1, sizeof *d);
     if (d == NULL)
@@ -618,11 +600,9 @@ uint64_t cli_prog_total(int fd)
         off_t at = lseek(fd, 0, SEEK_CUR);
         return at >= 0 && at < st.st_size ? (uint64_t)(st.st_size - at) : 0;
     }
-#ifdef BLKGETSIZE64
     uint64_t bytes;
-    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+    if (S_ISBLK(st.st_mode) && io_size(fd, &st, &bytes) == 0)
         return bytes;
-#endif
     return 0;
 }
 

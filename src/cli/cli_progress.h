@@ -59,14 +59,20 @@
  * When stdout is a terminal that the run writes to (-dc), progress is only
  * shown with --progress.
  *
- * Contract: main thread only (but cli_prog_interrupted()).  cli_prog_start() returns NULL when no display
- * is wanted (cli_progress_wanted() false) or it cannot start; every other
- * call accepts NULL.  The struct sp_progress must outlive the display.
+ * Contract: main thread only (but cli_prog_interrupted()).  cli_prog_start()
+ * returns NULL when no display is wanted (show false: the caller asks
+ * cli_progress_wanted(), cli.h) or it cannot start; every other call
+ * accepts NULL.  The struct sp_progress must outlive the display.  The
+ * display knows nothing of the command line's state (cli.h): cli.c's
+ * signal handler calls down into it (cli_prog_interrupted), never back.
  */
 #ifndef SPIGZ_CLI_PROGRESS_H
 #define SPIGZ_CLI_PROGRESS_H
 
-#include "cli.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "progress.h"
 
 enum cli_prog_kind {
@@ -77,8 +83,8 @@ enum cli_prog_kind {
 
 struct cli_prog;
 
-struct cli_prog *cli_prog_start(const struct cli *c, const char *label,
-                                struct sp_progress *p, enum cli_prog_kind kind);
+struct cli_prog *cli_prog_start(bool show, const char *label, struct sp_progress *p,
+                                enum cli_prog_kind kind);
 
 /* Stop the thread and erase the line. */
 void cli_prog_stop(struct cli_prog *d);

@@ -101,7 +101,8 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     struct sp_err err = {0};
     struct sp_progress prog = {.in_total = c->size != 0 ? c->size : cli_prog_total(j->in_fd)};
     double t0 = cli_report_now();
-    struct cli_prog *shown = cli_prog_start(c, j->in_name, &prog, CLI_PROG_COMPRESS);
+    struct cli_prog *shown =
+        cli_prog_start(cli_progress_wanted(c), j->in_name, &prog, CLI_PROG_COMPRESS);
     o.progress = shown != NULL ? &prog : NULL;
     int rc = cmp_run(j->in_fd, j->out_fd, &o, st, &err);
     cli_prog_stop(shown);

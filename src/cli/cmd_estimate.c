@@ -320,7 +320,7 @@ static void ce_run(struct cli *c, const char *name, const char *path, int fd, bo
         o.name_len = strlen(cli_base(path));
     if (c->est_map)
         o.cells = ce_map_width() * CE_MAP_ROWS;
-    struct cli_prog *d = cli_prog_start(c, name, &prog, CLI_PROG_ESTIMATE);
+    struct cli_prog *d = cli_prog_start(cli_progress_wanted(c), name, &prog, CLI_PROG_ESTIMATE);
     struct est_result r;
     struct sp_err err = {0};
     int rc = est_run(fd, &o, &r, &err);

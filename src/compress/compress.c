@@ -3,7 +3,7 @@
 #include "crcz.h"
 #include "engine.h"
 #include "gzip.h"
-#include "idx.h"
+#include "idx_w.h"
 #include "input.h"
 #include "out.h"
 #include "pool.h"
@@ -161,6 +161,13 @@ static void cmp_prog_zeros(struct cmp_ctx *c, const struct seg *sg)
     }
 }
 
+static void cmp_seen(void *vctx, const struct seg *sg, const struct rd_run *run, uint64_t off)
+{
+    (void)run;
+    (void)off;
+    cmp_prog_zeros(vctx, sg);
+}
+
 /* Segment and queue everything the reader thread classified.  Returns 0
  * or -1 (c->perr set unless the pool stopped because a worker or the writer
  * failed). */
@@ -169,17 +176,7 @@ static int cmp_feed(struct cmp_ctx *c, struct in_src *in, struct seg *sg)
     struct rd *r = rd_start(in, CMP_WINDOWS, &c->perr);
     if (r == NULL)
         return -1;
-    struct rd_run run;
-    int rc;
-    while ((rc = rd_next(r, &run, &c->perr)) > 0) {
-        int s = run.data == NULL ? seg_zeros(sg, run.len)
-                                 : seg_data(sg, run.data, (size_t)run.len);
-        if (s != 0) {
-            rc = -1;
-            break;
-        }
-        cmp_prog_zeros(c, sg);
-    }
+    int rc = rd_feed(r, sg, cmp_seen, c, &c->perr);
     rd_stop(r);
     if (rc < 0 || seg_end(sg) != 0)
         return -1;

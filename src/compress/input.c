@@ -1,8 +1,9 @@
 /* input.c — see input.h. */
 #include "config.h"
 #include "input.h"
+#include "io.h"
 #include "pipe.h"
-#include "scan.h"
+#include "block.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,12 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef HAVE_SYS_IOCTL_H
-#include <sys/ioctl.h>
-#endif
-#ifdef HAVE_LINUX_FS_H
-#include <linux/fs.h>
-#endif
 
 #define IN_ALIGN(x) ((x) & ~(uint64_t)(SCAN_BLOCK - 1))
 #define IN_ALIGN_UP(x) IN_ALIGN((x) + SCAN_BLOCK - 1)
@@ -42,13 +37,11 @@ int in_open(struct in_src *in, int fd, size_t wsize, struct sp_err *err)
     } else if (S_ISBLK(st.st_mode) && (base = lseek(fd, 0, SEEK_CUR)) >= 0) {
         in->kind = IN_BLK;
         in->base = (uint64_t)base;
-#ifdef BLKGETSIZE64
         uint64_t bytes;
-        if (ioctl(fd, BLKGETSIZE64, &bytes) == 0 && bytes >= in->base) {
+        if (io_size(fd, &st, &bytes) == 0 && bytes >= in->base) {
             in->size_known = true;
             in->size = bytes - in->base;
         }
-#endif
     }
 #ifdef HAVE_POSIX_FADVISE
     if (in->kind != IN_STREAM)
@@ -82,28 +75,18 @@ static void in_drop_cache(struct in_src *in, uint64_t pos, size_t len)
  * only the end of the input yields a short window.  Returns bytes or -1. */
 static ssize_t in_fill(struct in_src *in, uint8_t *win, size_t n, struct sp_err *err)
 {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = in->kind != IN_STREAM
-            ? pread(in->fd, win + got, n - got, (off_t)(in->base + in->pos + got))
-            : read(in->fd, win + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 && in->rescue != NULL && in->kind != IN_STREAM && rsc_media_error(errno)) {
-            r = rsc_read(in->rescue, win + got, n - got, in->pos + got, err);
-            if (r < 0)
-                return -1;
-            got += (size_t)r;
-            break; /* all of it, or the end of the input */
-        }
-        if (r < 0) {
-            sp_err_set(err, SP_ERR_READ, errno, "read error at offset %llu",
-                       (unsigned long long)(in->pos + got));
+    size_t got;
+    int rc = in->kind != IN_STREAM ? io_pread(in->fd, win, n, in->base + in->pos, &got)
+                                   : io_read(in->fd, win, n, &got);
+    if (rc != 0 && in->rescue != NULL && in->kind != IN_STREAM && rsc_media_error(errno)) {
+        ssize_t r = rsc_read(in->rescue, win + got, n - got, in->pos + got, err);
+        if (r < 0)
             return -1;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
+        got += (size_t)r; /* all of it, or the end of the input */
+    } else if (rc != 0) {
+        sp_err_set(err, SP_ERR_READ, errno, "read error at offset %llu",
+                   (unsigned long long)(in->pos + got));
+        return -1;
     }
     if (in->nocache && got > 0)
         in_drop_cache(in, in->pos, got);

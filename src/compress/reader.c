@@ -14,6 +14,7 @@
  * reader can be cancelled, so rd_stop() never hangs on a stalled input.
  */
 #include "reader.h"
+#include "block.h"
 #include "scan.h"
 
 #include <pthread.h>
@@ -43,6 +44,8 @@ struct rd {
     pthread_mutex_t mu;
     pthread_cond_t cv_msg, cv_space;
     pthread_t th;
+    bool here;               /* rd_open: no thread, the caller reads */
+    int ended;               /* here: 1 at the end, -1 after an error */
     bool started, stop;
     struct in_src *in;
     struct rd_win *wins;
@@ -83,18 +86,15 @@ static bool rd_post(struct rd *r, struct rd_msg m)
     return true;
 }
 
-/* Split a window into runs of zero and data blocks.  True if all zero. */
+/* Split a window into maximal runs of zero and data blocks (scan_run, as
+ * seg_feed does).  True if all zero. */
 static bool rd_classify(struct rd_win *w, size_t len)
 {
     w->nruns = 0;
-    for (size_t i = 0; i < len;) {
-        size_t blk = len - i < SCAN_BLOCK ? len - i : SCAN_BLOCK;
-        bool zero = scan_is_zero(w->buf + i, blk);
-        if (w->nruns > 0 && w->runs[w->nruns - 1].zero == zero)
-            w->runs[w->nruns - 1].len += (uint32_t)blk;
-        else
-            w->runs[w->nruns++] = (struct rd_span){(uint32_t)i, (uint32_t)blk, zero};
-        i += blk;
+    for (size_t i = 0, n; i < len; i += n) {
+        bool zero;
+        n = scan_run(w->buf + i, len - i, &zero);
+        w->runs[w->nruns++] = (struct rd_span){(uint32_t)i, (uint32_t)n, zero};
     }
     return w->nruns == 1 && w->runs[0].zero;
 }
@@ -160,11 +160,12 @@ static void rd_free(struct rd *r)
     free(r);
 }
 
-struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
+/* The reader with nwin windows, no thread yet; NULL out of memory. */
+static struct rd *rd_new(struct in_src *in, unsigned nwin)
 {
     struct rd *r = calloc(1, sizeof *r);
     if (r == NULL)
-        goto nomem;
+        return NULL;
     rd_check(pthread_mutex_init(&r->mu, NULL));
     rd_check(pthread_cond_init(&r->cv_msg, NULL));
     rd_check(pthread_cond_init(&r->cv_space, NULL));
@@ -184,6 +185,28 @@ struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
             goto nomem_free;
         r->free[r->nfree++] = w;
     }
+    return r;
+nomem_free:
+    rd_free(r);
+    return NULL;
+}
+
+struct rd *rd_open(struct in_src *in, struct sp_err *err)
+{
+    struct rd *r = rd_new(in, 1);
+    if (r == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for read windows");
+        return NULL;
+    }
+    r->here = true;
+    return r;
+}
+
+struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
+{
+    struct rd *r = rd_new(in, nwin);
+    if (r == NULL)
+        goto nomem;
     /* with zero ranges the free space is skipped unread: a scout would read it */
     if (in->kind != IN_STREAM && in->size_known && in->nzr == 0)
         in->scout = scout_start(in->fd, in->base, in->size, in->seek_holes);
@@ -197,8 +220,6 @@ struct rd *rd_start(struct in_src *in, unsigned nwin, struct sp_err *err)
     }
     r->started = true;
     return r;
-nomem_free:
-    rd_free(r);
 nomem:
     sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for read windows");
     return NULL;
@@ -215,8 +236,37 @@ static bool rd_take_run(struct rd *r, struct rd_run *run)
     return true;
 }
 
+/* rd_open's rd_next: read and classify the next extent here. */
+static int rd_next_here(struct rd *r, struct rd_run *run, struct sp_err *err)
+{
+    while (!rd_take_run(r, run)) {
+        if (r->ended != 0) { /* the end, or the error, stays for later calls */
+            if (r->ended < 0)
+                *err = r->err;
+            return r->ended > 0 ? 0 : -1;
+        }
+        struct rd_win *w = &r->wins[0];
+        struct in_ext ext;
+        int rc = in_next(r->in, w->buf, &ext, &r->err);
+        if (rc <= 0) {
+            r->ended = rc == 0 ? 1 : -1;
+            continue;
+        }
+        if (ext.data == NULL) {
+            *run = (struct rd_run){NULL, ext.len};
+            return 1;
+        }
+        rd_classify(w, (size_t)ext.len);
+        r->cur = w;
+        r->next = 0;
+    }
+    return 1;
+}
+
 int rd_next(struct rd *r, struct rd_run *run, struct sp_err *err)
 {
+    if (r->here)
+        return rd_next_here(r, run, err);
     if (rd_take_run(r, run))
         return 1;
     LOCK(r);
@@ -263,4 +313,20 @@ void rd_stop(struct rd *r)
     scout_stop(r->in->scout); /* after the reader: it is the scout's caller */
     r->in->scout = NULL;
     rd_free(r);
+}
+
+int rd_feed(struct rd *r, struct seg *s, rd_seen_fn seen, void *ctx, struct sp_err *err)
+{
+    struct rd_run run;
+    uint64_t off = 0;
+    int rc;
+    while ((rc = rd_next(r, &run, err)) > 0) {
+        int fed = run.data == NULL ? seg_zeros(s, run.len) : seg_data(s, run.data, (size_t)run.len);
+        if (fed != 0)
+            return -1;
+        if (seen != NULL)
+            seen(ctx, s, &run, off);
+        off += run.len;
+    }
+    return rc;
 }

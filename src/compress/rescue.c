@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* O_DIRECT */
 #include "config.h"
 #include "rescue.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,17 +50,9 @@ bool rsc_media_error(int e)
  * only at the end), or -1 with errno. */
 static ssize_t rsc_pread(int fd, uint8_t *buf, size_t n, uint64_t off)
 {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return got > 0 ? (ssize_t)got : -1;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
+    size_t got;
+    if (io_pread(fd, buf, n, off, &got) != 0 && got == 0)
+        return -1;
     return (ssize_t)got;
 }
 

@@ -1,11 +1,12 @@
-/* scan.h — zero/data classification and content-defined chunking.
+/* scan.h — the segmenter: zero runs and content-defined chunking.
  *
  * The input is a sequence of 4 KiB blocks on the absolute offset grid (the
- * last one may be short).  A block is zero when all its bytes are.  A maximal
- * run of zero blocks at least `zmin` bytes long is a zero run and takes the
- * zero path, in pieces of at most `zmax` bytes counted from the run's start;
- * shorter zero runs stay inside the data.  Data between zero runs is cut into
- * chunks of `chunk` bytes counted from the data's start, the last one shorter.
+ * last one may be short).  A block is zero when all its bytes are (the block
+ * and its zero test are core's: block.h).  A maximal run of zero blocks at
+ * least `zmin` bytes long is a zero run and takes the zero path, in pieces of
+ * at most `zmax` bytes counted from the run's start; shorter zero runs stay
+ * inside the data.  Data between zero runs is cut into chunks of `chunk`
+ * bytes counted from the data's start, the last one shorter.
  *
  * Every decision depends only on the bytes, never on how they arrived (pipe
  * reads, file windows, holes reported by SEEK_HOLE), so the output is the same
@@ -23,14 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCAN_BLOCK 4096
-
-/* True when p[0..n) is all zero bytes. */
-bool scan_is_zero(const uint8_t *p, size_t n);
-
-/* The length of the run of blocks of one class at p (whole 4 KiB blocks,
- * the last of p[0..n) possibly short), n >= 1; *zero says which class. */
-size_t scan_run(const uint8_t *p, size_t n, bool *zero);
+#include "block.h" /* SCAN_BLOCK and the zero test */
 
 struct seg_sink {
     void *ctx;

@@ -29,7 +29,7 @@
  */
 #include "config.h"
 #include "scout.h"
-#include "scan.h"
+#include "block.h"
 
 #include <errno.h>
 #include <fcntl.h>

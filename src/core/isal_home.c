@@ -1,6 +1,7 @@
 /* isal_home.c — see isal_home.h. */
 #include "config.h"
 #include "isal_home.h"
+#include "le.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -86,8 +87,7 @@ void *ihome_get(struct ihome *h, const uint8_t *in, size_t n)
     }
     uint32_t k = 0;
     if (n >= 6) /* the slot of bytes 2 to 5, as ISA-L's C version hashes them */
-        k = ihome_k(h->base_hash, ihome_crc32c((uint32_t)in[2] | (uint32_t)in[3] << 8 |
-                                               (uint32_t)in[4] << 16 | (uint32_t)in[5] << 24));
+        k = ihome_k(h->base_hash, ihome_crc32c(le_get32(in + 2)));
     uint8_t *at = h->base + ((size_t)k << 16);
     void *p = mmap(at, h->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                    -1, 0);

@@ -44,6 +44,7 @@
  * never loops.  All state lives on the stack (~40 KiB); no allocation.
  */
 #include "splice.h"
+#include "le.h"
 
 #include <string.h>
 
@@ -798,7 +799,7 @@ static int splice_stored(struct splice_br *b)
     if (byte > len || len - byte < 4)
         return -1;
     const uint8_t *q = b->start + byte;
-    unsigned n = q[0] | (unsigned)q[1] << 8, nn = q[2] | (unsigned)q[3] << 8;
+    unsigned n = le_get16(q), nn = le_get16(q + 2);
     if (n != (nn ^ 0xffffu) || len - byte - 4 < n)
         return -1;
     b->p = q + 4 + n;

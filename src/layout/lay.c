@@ -3,6 +3,7 @@
 #include "lay.h"
 #include "lay_fs.h"
 #include "lay_tab.h"
+#include "io.h"
 #include "text.h"
 
 #include <errno.h>
@@ -37,17 +38,10 @@ int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
 {
     if (off > d->len || n > d->len - off)
         return -1;
-    uint8_t *p = buf;
-    for (size_t got = 0; got < n;) {
-        ssize_t r = pread(d->fd, p + got, n - got, (off_t)(d->off + off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-        d->read += (uint64_t)r;
-    }
-    return 0;
+    size_t got;
+    int rc = io_pread(d->fd, buf, n, d->off + off, &got);
+    d->read += got;
+    return rc == 0 && got == n ? 0 : -1;
 }
 
 /* A growing list of free extents (of the input). */
@@ -113,14 +107,6 @@ static lay_fs_fn lay_find_fs(const char *type)
         if (strcmp(lay_fs_table[i].type, type) == 0)
             return lay_fs_table[i].used;
     return NULL;
-}
-
-void lay_whole(struct lay_part *p, bool doubt, const char *why)
-{
-    p->mapped = false;
-    p->doubt = doubt;
-    p->used = p->len;
-    snprintf(p->why, sizeof p->why, "%s", why);
 }
 
 #ifdef HAVE_BLKID

@@ -56,6 +56,7 @@
 #include "lay.h"
 #include "lay_clu.h"
 #include "lay_fs.h"
+#include "le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,21 +69,6 @@
 #define XF_CHUNK 4096u /* directory bytes read at once: most end in the first */
 #define XF_MAX_DIRS ((size_t)1 << 22)     /* directories waiting at most */
 #define XF_EOC 0xFFFFFFFFu                /* the FAT's end-of-chain mark */
-
-static uint32_t xf_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t xf_le32(const uint8_t *p)
-{
-    return xf_le16(p) | xf_le16(p + 2) << 16;
-}
-
-static uint64_t xf_le64(const uint8_t *p)
-{
-    return (uint64_t)xf_le32(p) | (uint64_t)xf_le32(p + 4) << 32;
-}
 
 struct xf_vol {
     struct lay_dev *d;
@@ -111,7 +97,7 @@ static int xf_checksum(struct xf_vol *v, uint8_t *sec)
     if (lay_dev_read(v->d, 11 * v->bps, sec, (size_t)v->bps) != 0)
         return -1;
     for (uint64_t i = 0; i < v->bps; i += 4)
-        if (xf_le32(sec + i) != sum)
+        if (le_get32(sec + i) != sum)
             return -1;
     return 0;
 }
@@ -129,10 +115,10 @@ static const char *xf_geometry(struct xf_vol *v, const uint8_t *b)
     v->bps = (uint64_t)1 << bps_shift;
     v->cluster = v->bps << spc_shift;
     v->nfats = b[110];
-    uint64_t vol_sec = xf_le64(b + 72);
-    uint64_t fat_sec = xf_le32(b + 80), fat_n = xf_le32(b + 84);
-    uint64_t heap_sec = xf_le32(b + 88);
-    v->clusters = xf_le32(b + 92);
+    uint64_t vol_sec = le_get64(b + 72);
+    uint64_t fat_sec = le_get32(b + 80), fat_n = le_get32(b + 84);
+    uint64_t heap_sec = le_get32(b + 88);
+    v->clusters = le_get32(b + 92);
     if (v->nfats < 1 || v->nfats > 2 || fat_sec < 24 || fat_n == 0 ||
         heap_sec < fat_sec + v->nfats * fat_n || v->clusters == 0 || v->clusters > 0xFFFFFFF5u ||
         vol_sec > UINT64_MAX >> bps_shift)
@@ -154,7 +140,7 @@ static uint32_t xf_next(struct xf_vol *v, unsigned k, uint32_t c)
     uint8_t e[4];
     if (lay_dev_read(v->d, v->fat_off + k * v->fat_len + (uint64_t)c * 4, e, 4) != 0)
         return 0;
-    return xf_le32(e);
+    return le_get32(e);
 }
 
 static bool xf_valid(const struct xf_vol *v, uint32_t c)
@@ -204,8 +190,8 @@ static int xf_find_bitmaps(struct xf_vol *v, uint32_t root, uint32_t first[2], u
             } else if (type == 0x81) {
                 unsigned which = clu[i + 1] & 1;
                 if (which < v->nfats && !(found & (1u << which))) {
-                    first[which] = xf_le32(clu + i + 20);
-                    len[which] = xf_le64(clu + i + 24);
+                    first[which] = le_get32(clu + i + 20);
+                    len[which] = le_get64(clu + i + 24);
                     found |= 1u << which;
                 }
             }
@@ -253,7 +239,7 @@ static int xf_fat(struct xf_walk *w, uint32_t c, uint32_t *next)
     const uint8_t *p = lay_cache_get(&w->fat, (uint64_t)c * 4, 4);
     if (p == NULL)
         return -1;
-    *next = xf_le32(p);
+    *next = le_get32(p);
     return 0;
 }
 
@@ -336,7 +322,7 @@ static bool xf_set_sum_ok(const struct xf_walk *w)
     for (size_t i = 0; i < (size_t)w->set_n * 32; i++)
         if (i != 2 && i != 3)
             sum = (uint16_t)(((sum & 1) ? 0x8000 : 0) + (sum >> 1) + w->set[i]);
-    return sum == xf_le16(w->set + 2);
+    return sum == le_get16(w->set + 2);
 }
 
 static int xf_push(struct xf_walk *w, uint32_t first, uint64_t len, bool nofat)
@@ -366,15 +352,15 @@ static int xf_push(struct xf_walk *w, uint32_t first, uint64_t len, bool nofat)
 static int xf_set(struct xf_walk *w)
 {
     const uint8_t *p = w->set;
-    bool file = p[0] == 0x85, dir = file && (xf_le16(p + 4) & 0x10);
+    bool file = p[0] == 0x85, dir = file && (le_get16(p + 4) & 0x10);
     if (!xf_set_sum_ok(w) || (file && (w->set_n < 3 || p[32] != 0xC0))) {
         snprintf(w->why, w->wn, "a directory entry set is damaged (%s; run fsck.exfat)",
                  file && w->set_n < 3 ? "too short" : "its checksum or its stream entry");
         return 0;
     }
     /* a benign primary (not a File entry) may hold an allocation itself */
-    if (!file && (xf_le16(p + 4) & 1)) {
-        int rc = xf_alloc(w, xf_le32(p + 20), xf_le64(p + 24), xf_le16(p + 4) & 2, false,
+    if (!file && (le_get16(p + 4) & 1)) {
+        int rc = xf_alloc(w, le_get32(p + 20), le_get64(p + 24), le_get16(p + 4) & 2, false,
                           "an entry's");
         if (rc != 1)
             return rc;
@@ -388,8 +374,8 @@ static int xf_set(struct xf_walk *w)
         }
         if (!(e[1] & 1))
             continue;
-        uint32_t first = xf_le32(e + 20);
-        uint64_t len = xf_le64(e + 24);
+        uint32_t first = le_get32(e + 20);
+        uint64_t len = le_get64(e + 24);
         int rc = dir && i == 1 ? xf_push(w, first, len, e[1] & 2)
                                : xf_alloc(w, first, len, e[1] & 2, false, "a file's");
         if (rc != 1)
@@ -417,7 +403,7 @@ static int xf_entry(struct xf_walk *w, const uint8_t *e, bool *ended)
     if (!(t & 0x80) || t == 0x83) /* not in use; the volume label */
         return 1;
     if (t == 0x81 || t == 0x82)
-        return xf_alloc(w, xf_le32(e + 20), xf_le64(e + 24), false, false,
+        return xf_alloc(w, le_get32(e + 20), le_get64(e + 24), false, false,
                         t == 0x81 ? "the allocation bitmap's" : "the up-case table's");
     if ((t & 0x40) || (!(t & 0x20) && t != 0x85)) {
         snprintf(w->why, w->wn, "a directory entry of type 0x%02x %s (run fsck.exfat)", t,
@@ -505,7 +491,7 @@ int lay_exfat_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char
         snprintf(why, wn, "%s", bad);
         return 0;
     }
-    uint32_t flags = xf_le16(b + 106), root = xf_le32(b + 96);
+    uint32_t flags = le_get16(b + 106), root = le_get32(b + 96);
     if (flags & (XF_DIRTY | XF_MEDIA_FAILURE)) {
         snprintf(why, wn, "%s", flags & XF_DIRTY ? "it is marked dirty (mounted, or not cleanly unmounted)"
                                                  : "it is marked as having had media failures");

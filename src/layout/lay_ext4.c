@@ -49,6 +49,7 @@
 #include "config.h"
 #include "lay.h"
 #include "lay_fs.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -196,15 +197,12 @@ static const char *lay_ext4_precheck(struct lay_dev *d)
     uint8_t sb[1024];
     if (lay_dev_read(d, 1024, sb, sizeof sb) != 0)
         return "its superblock cannot be read";
-    uint32_t log_bs = (uint32_t)sb[24] | (uint32_t)sb[25] << 8 | (uint32_t)sb[26] << 16 |
-                      (uint32_t)sb[27] << 24;
+    uint32_t log_bs = le_get32(sb + 24);
     if (log_bs > 6)
         return "its block size is out of range";
-    uint64_t blocks = (uint64_t)sb[4] | (uint64_t)sb[5] << 8 | (uint64_t)sb[6] << 16 |
-                      (uint64_t)sb[7] << 24;
+    uint64_t blocks = le_get32(sb + 4);
     if (sb[96] & 0x80) /* INCOMPAT_64BIT: s_blocks_count_hi counts */
-        blocks |= ((uint64_t)sb[336] | (uint64_t)sb[337] << 8 | (uint64_t)sb[338] << 16 |
-                   (uint64_t)sb[339] << 24) << 32;
+        blocks |= (uint64_t)le_get32(sb + 336) << 32;
     if (blocks > d->len >> (10 + log_bs))
         return "the filesystem is larger than its partition";
     return NULL;

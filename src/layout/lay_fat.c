@@ -59,6 +59,7 @@
 #include "lay.h"
 #include "lay_clu.h"
 #include "lay_fs.h"
+#include "le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,16 +69,6 @@
 #define FAT_CHUNK 4096u  /* directory bytes read at once: most end in the first */
 #define FAT_DIR_MAX ((uint64_t)65536 * 32) /* a directory's bytes at most */
 #define FAT_MAX_DIRS ((size_t)1 << 22)     /* directories waiting at most */
-
-static uint32_t fat_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t fat_le32(const uint8_t *p)
-{
-    return fat_le16(p) | fat_le16(p + 2) << 16;
-}
 
 struct fat_geo {
     unsigned bits;      /* 12, 16 or 32 */
@@ -102,15 +93,15 @@ static bool fat_pow2(uint64_t v)
 /* The geometry from the boot sector b, or a reason it is not one. */
 static const char *fat_geometry(const uint8_t *b, struct fat_geo *g)
 {
-    g->bps = fat_le16(b + 11);
+    g->bps = le_get16(b + 11);
     g->spc = b[13];
-    uint64_t reserved = fat_le16(b + 14), root_ents = fat_le16(b + 17);
-    uint64_t fatsz = fat_le16(b + 22), total = fat_le16(b + 19);
+    uint64_t reserved = le_get16(b + 14), root_ents = le_get16(b + 17);
+    uint64_t fatsz = le_get16(b + 22), total = le_get16(b + 19);
     g->nfats = b[16];
     if (fatsz == 0)
-        fatsz = fat_le32(b + 36);
+        fatsz = le_get32(b + 36);
     if (total == 0)
-        total = fat_le32(b + 32);
+        total = le_get32(b + 32);
     if (g->bps < 512 || g->bps > 4096 || !fat_pow2(g->bps) || !fat_pow2(g->spc) ||
         reserved == 0 || g->nfats == 0 || g->nfats > 4 || fatsz == 0 || total == 0)
         return "its boot sector does not describe a FAT volume";
@@ -120,7 +111,7 @@ static const char *fat_geometry(const uint8_t *b, struct fat_geo *g)
         return "its FATs leave no room for data";
     g->clusters = (total - data_sec) / g->spc;
     g->bits = g->clusters < 4085 ? 12 : g->clusters < 65525 ? 16 : 32;
-    if ((g->bits == 32) != (fat_le16(b + 22) == 0) || (g->bits == 32 && root_ents != 0))
+    if ((g->bits == 32) != (le_get16(b + 22) == 0) || (g->bits == 32 && root_ents != 0))
         return "its boot sector disagrees with its cluster count";
     if (g->bits == 32 && g->clusters > 0x0FFFFFF5u)
         return "it counts more clusters than FAT32 can address";
@@ -134,8 +125,8 @@ static const char *fat_geometry(const uint8_t *b, struct fat_geo *g)
     g->total = total * g->bps;
     g->root_off = (reserved + g->nfats * fatsz) * g->bps;
     g->root_bytes = root_ents * 32;
-    g->root_clus = g->bits == 32 ? fat_le32(b + 44) : 0;
-    g->ext_flags = g->bits == 32 ? fat_le16(b + 40) : 0;
+    g->root_clus = g->bits == 32 ? le_get32(b + 44) : 0;
+    g->ext_flags = g->bits == 32 ? le_get16(b + 40) : 0;
     return NULL;
 }
 
@@ -143,21 +134,21 @@ static const char *fat_geometry(const uint8_t *b, struct fat_geo *g)
 static uint32_t fat_entry(const struct fat_geo *g, const uint8_t *buf, uint64_t first, uint64_t n)
 {
     if (g->bits == 12) {
-        uint32_t v = fat_le16(buf + n * 3 / 2);
+        uint32_t v = le_get16(buf + n * 3 / 2);
         return n & 1 ? v >> 4 : v & 0xFFF;
     }
     if (g->bits == 16)
-        return fat_le16(buf + (n - first) * 2);
-    return fat_le32(buf + (n - first) * 4) & 0x0FFFFFFF;
+        return le_get16(buf + (n - first) * 2);
+    return le_get32(buf + (n - first) * 4) & 0x0FFFFFFF;
 }
 
 /* Entry 1's clean-shutdown bit (FAT16 bit 15, FAT32 bit 27): clear is dirty. */
 static bool fat_entry1_dirty(const struct fat_geo *g, const uint8_t *fat)
 {
     if (g->bits == 16)
-        return !(fat_le16(fat + 2) & 0x8000);
+        return !(le_get16(fat + 2) & 0x8000);
     if (g->bits == 32)
-        return !(fat_le32(fat + 4) & 0x08000000);
+        return !(le_get32(fat + 4) & 0x08000000);
     return false;
 }
 
@@ -261,9 +252,9 @@ static int fat_get(struct fat_vol *v, unsigned k, uint64_t n, uint32_t *val)
         }
     }
     if (g->bits == 12)
-        *val = n & 1 ? fat_le16(e) >> 4 : fat_le16(e) & 0xFFF;
+        *val = n & 1 ? le_get16(e) >> 4 : le_get16(e) & 0xFFF;
     else
-        *val = g->bits == 16 ? fat_le16(e) : fat_le32(e) & 0x0FFFFFFF;
+        *val = g->bits == 16 ? le_get16(e) : le_get32(e) & 0x0FFFFFFF;
     return 0;
 }
 
@@ -355,8 +346,8 @@ static int fat_dirent(struct fat_vol *v, const uint8_t *e)
     if (e[0] == 0xE5 || (attr & 0x3F) == 0x0F || (attr & 0x08) ||
         memcmp(e, ".          ", 11) == 0 || memcmp(e, "..         ", 11) == 0)
         return 1;
-    uint32_t c = fat_le16(e + 26) | (v->g.bits == 32 ? fat_le16(e + 20) << 16 : 0);
-    uint32_t size = fat_le32(e + 28);
+    uint32_t c = le_get16(e + 26) | (v->g.bits == 32 ? le_get16(e + 20) << 16 : 0);
+    uint32_t size = le_get32(e + 28);
     if (!(attr & 0x10) && size == 0)
         return 1;
     if (!fat_valid(&v->g, c)) {

@@ -92,10 +92,6 @@ size_t lay_merge(struct sp_range *e, size_t n);
 typedef int (*lay_fs_fn)(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len,
                          char *why, size_t wn);
 
-struct lay_part;
-/* lay.c: mark p read whole, saying why. */
-void lay_whole(struct lay_part *p, bool doubt, const char *why);
-
 /* The readers; each is built only when its library was found. */
 int lay_ext4_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
                   size_t wn);

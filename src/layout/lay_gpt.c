@@ -25,6 +25,7 @@
  */
 #include "config.h"
 #include "lay_tab.h"
+#include "le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,16 +33,6 @@
 #include <zlib.h>
 
 #define LAY_GPT_MAX_ARRAY ((uint64_t)4 << 20) /* 32768 entries of 128 bytes */
-
-static uint32_t gpt_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t gpt_le64(const uint8_t *p)
-{
-    return (uint64_t)gpt_le32(p) | (uint64_t)gpt_le32(p + 4) << 32;
-}
 
 struct gpt_hdr {
     uint64_t my_lba, alt_lba, first_usable, last_usable, entries_lba;
@@ -55,15 +46,15 @@ static bool gpt_header(struct lay_dev *d, unsigned ss, uint64_t lba, uint8_t *se
     uint64_t last = d->len / ss - 1;
     if (lba > last || lay_dev_read(d, lba * ss, sec, ss) != 0 || memcmp(sec, "EFI PART", 8) != 0)
         return false;
-    uint32_t hsize = gpt_le32(sec + 12), crc = gpt_le32(sec + 16);
+    uint32_t hsize = le_get32(sec + 12), crc = le_get32(sec + 16);
     if (hsize < 92 || hsize > ss)
         return false;
     memset(sec + 16, 0, 4);
     if (crc32(0, sec, hsize) != crc)
         return false;
-    *h = (struct gpt_hdr){gpt_le64(sec + 24), gpt_le64(sec + 32), gpt_le64(sec + 40),
-                          gpt_le64(sec + 48), gpt_le64(sec + 72), gpt_le32(sec + 80),
-                          gpt_le32(sec + 84), gpt_le32(sec + 88)};
+    *h = (struct gpt_hdr){le_get64(sec + 24), le_get64(sec + 32), le_get64(sec + 40),
+                          le_get64(sec + 48), le_get64(sec + 72), le_get32(sec + 80),
+                          le_get32(sec + 84), le_get32(sec + 88)};
     if (h->my_lba != lba || h->first_usable > h->last_usable || h->last_usable > last)
         return false;
     uint32_t es = h->entry_size;
@@ -108,7 +99,7 @@ static int gpt_reading(struct lay_dev *d, unsigned ss, const struct gpt_hdr *h,
         const uint8_t *e = a + (size_t)i * h->entry_size;
         if (memcmp(e, zero, 16) == 0)
             continue;
-        uint64_t s = gpt_le64(e + 32), z = gpt_le64(e + 40);
+        uint64_t s = le_get64(e + 32), z = le_get64(e + 40);
         bool inside = s <= z && z < sectors;
         struct lay_part *p = lay_reading_part(r, inside ? s * ss : 0, inside ? (z - s + 1) * ss : 0,
                                               i + 1);

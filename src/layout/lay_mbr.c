@@ -28,6 +28,7 @@
  */
 #include "config.h"
 #include "lay_tab.h"
+#include "le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,16 +42,11 @@ struct mbr_entry {
     uint32_t start, size;
 };
 
-static uint32_t mbr_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void mbr_entries(const uint8_t *sec, struct mbr_entry e[4])
 {
     for (int i = 0; i < 4; i++) {
         const uint8_t *p = sec + 446 + 16 * i;
-        e[i] = (struct mbr_entry){p[0], p[4], mbr_le32(p + 8), mbr_le32(p + 12)};
+        e[i] = (struct mbr_entry){p[0], p[4], le_get32(p + 8), le_get32(p + 12)};
     }
 }
 

@@ -45,6 +45,7 @@
 #include "config.h"
 #include "lay.h"
 #include "lay_fs.h"
+#include "le.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -344,9 +345,7 @@ static const char *lay_ntfs_precheck(struct lay_dev *d)
     uint8_t b[512];
     if (lay_dev_read(d, 0, b, sizeof b) != 0)
         return "its boot sector cannot be read";
-    uint64_t bps = (uint64_t)b[11] | (uint64_t)b[12] << 8, sectors = 0;
-    for (int i = 7; i >= 0; i--)
-        sectors = sectors << 8 | b[40 + i];
+    uint64_t bps = le_get16(b + 11), sectors = le_get64(b + 40);
     if (bps < 256 || bps > 4096 || (bps & (bps - 1)) != 0)
         return "its sector size is out of range";
     if (sectors > d->len / bps)

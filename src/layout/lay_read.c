@@ -1,5 +1,6 @@
 /* lay_read.c — the readings container (lay_tab.h): readings, their regions
- * and table structures, and which readings define the same regions. */
+ * and table structures, which readings define the same regions, and the
+ * checks every reading's table gets (lay_table_check, lay_whole). */
 #include "config.h"
 #include "lay_tab.h"
 
@@ -81,4 +82,35 @@ void lay_readings_free(struct lay_readings *rs)
     free(rs->r);
     free(rs->structs.e);
     memset(rs, 0, sizeof *rs);
+}
+
+void lay_whole(struct lay_part *p, bool doubt, const char *why)
+{
+    p->mapped = false;
+    p->doubt = doubt;
+    p->used = p->len;
+    snprintf(p->why, sizeof p->why, "%s", why);
+}
+
+/* Partitions of one reading that overlap each other or its table's own
+ * structures are read whole: which of two claims is right cannot be known. */
+void lay_table_check(struct lay_reading *r)
+{
+    for (size_t i = 0; i < r->nparts; i++) {
+        struct lay_part *p = &r->parts[i];
+        if (p->why[0] != '\0')
+            continue;
+        for (size_t k = 0; k < r->nstructs; k++) {
+            const struct sp_range *t = &r->structs[k];
+            if (p->off < t->off + t->len && t->off < p->off + p->len) {
+                lay_whole(p, true, "the partition covers the partition table");
+                break;
+            }
+        }
+        for (size_t j = 0; j < r->nparts && p->why[0] == '\0'; j++) {
+            const struct lay_part *q = &r->parts[j];
+            if (j != i && q->len > 0 && p->off < q->off + q->len && q->off < p->off + p->len)
+                lay_whole(p, true, "the partition overlaps another");
+        }
+    }
 }

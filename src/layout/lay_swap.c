@@ -11,14 +11,14 @@
 #include "config.h"
 #include "lay.h"
 #include "lay_fs.h"
+#include "le.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static uint32_t lay_swap_u32(const uint8_t *p, bool big)
 {
-    return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+    return big ? be_get32(p) : le_get32(p);
 }
 
 int lay_swap_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why, size_t wn)

@@ -69,6 +69,13 @@ int lay_reading_struct(struct lay_readings *rs, struct lay_reading *r, uint64_t 
 
 void lay_readings_free(struct lay_readings *rs);
 
+/* Mark region p read whole, saying why; doubt as struct lay_part says. */
+void lay_whole(struct lay_part *p, bool doubt, const char *why);
+
+/* Partitions of reading r that overlap each other or r's own table
+ * structures are read whole. */
+void lay_table_check(struct lay_reading *r);
+
 /* lay_mbr.c: sector 0 as the kernel's msdos parser reads it, with sector
  * size ss: the primaries and the logical partitions along the extended
  * chain.  Adds one reading when the table holds at least one partition;
@@ -88,9 +95,5 @@ int lay_gpt_read(struct lay_dev *d, unsigned ss, struct lay_readings *rs);
 int lay_blkid_read(int fd, uint64_t base, uint64_t size, struct lay_readings *rs,
                    char sigs[][16], uint64_t *sig_at, size_t nsig, size_t *found,
                    unsigned *sector);
-
-/* lay_table.c: partitions of reading r that overlap each other or r's own
- * table structures are read whole. */
-void lay_table_check(struct lay_reading *r);
 
 #endif

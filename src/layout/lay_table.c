@@ -3,10 +3,8 @@
  * extended and logical partitions), and the filesystem signatures it finds
  * on the whole input.  libblkid is one reading among several (lay_tab.h):
  * it takes a FAT boot sector in sector 0 over a table beside it, where the
- * kernel takes the table.  Also here: lay_table_check(), what is checked
- * of any reading's table that no reader checks (entries overlapping each
- * other or the table's own structures).  libblkid counts in 512-byte
- * sectors whatever the disk's.
+ * kernel takes the table.  libblkid counts in 512-byte sectors whatever
+ * the disk's.
  */
 #include "config.h"
 #include "lay_tab.h"
@@ -108,26 +106,3 @@ int lay_blkid_read(int fd, uint64_t base, uint64_t size, struct lay_readings *rs
     return ret;
 }
 #endif
-
-/* Partitions of one reading that overlap each other or its table's own
- * structures are read whole: which of two claims is right cannot be known. */
-void lay_table_check(struct lay_reading *r)
-{
-    for (size_t i = 0; i < r->nparts; i++) {
-        struct lay_part *p = &r->parts[i];
-        if (p->why[0] != '\0')
-            continue;
-        for (size_t k = 0; k < r->nstructs; k++) {
-            const struct sp_range *t = &r->structs[k];
-            if (p->off < t->off + t->len && t->off < p->off + p->len) {
-                lay_whole(p, true, "the partition covers the partition table");
-                break;
-            }
-        }
-        for (size_t j = 0; j < r->nparts && p->why[0] == '\0'; j++) {
-            const struct lay_part *q = &r->parts[j];
-            if (j != i && q->len > 0 && p->off < q->off + q->len && q->off < p->off + p->len)
-                lay_whole(p, true, "the partition overlaps another");
-        }
-    }
-}

@@ -2,8 +2,10 @@
 #include "dec.h"
 #include "engine.h"
 #include "idx.h"
+#include "io.h"
+#include "le.h"
 #include "pool.h"
-#include "scan.h"
+#include "block.h"
 #include "splice.h"
 #include "unz.h"
 #include "zrun.h"
@@ -118,23 +120,12 @@ static uint64_t dec_file_off(const struct idx *x, uint64_t k)
  * ended early (it shrank since the index was read). */
 static int dec_pread(int fd, uint8_t *p, size_t n, uint64_t off, struct sp_err *e)
 {
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            sp_err_set(e, SP_ERR_READ, errno, "read error");
-            return -1;
-        }
-        if (r == 0) {
-            sp_err_set(e, SP_ERR_DATA, 0, "unexpected end of file");
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    int rc = io_pread_exact(fd, p, n, off);
+    if (rc < 0)
+        sp_err_set(e, SP_ERR_READ, errno, "read error");
+    else if (rc == IO_SHORT)
+        sp_err_set(e, SP_ERR_DATA, 0, "unexpected end of file");
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- workers: check and decode a piece ---- */
@@ -877,14 +868,13 @@ static int dec_list_plain(int fd, unsigned threads, bool lenient_end, struct dec
     /* gzip -l counts the whole input, the part after a zip file's first
      * entry too (which no decoder reads) */
     l->compressed = us.read_bytes;
-    for (;;) {
+    for (;;) { /* to the end, or to a read error (the decode reported it) */
         uint8_t sink[8192];
-        ssize_t n = read(fd, sink, sizeof sink);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+        size_t got;
+        int rc = io_read(fd, sink, sizeof sink, &got);
+        l->compressed += got;
+        if (rc != 0 || got < sizeof sink)
             break;
-        l->compressed += (uint64_t)n;
     }
     /* gzip 1.12 -l: the last member's length as decoded (not its ISIZE,
      * which is modulo 4 GiB) for a gzip member */
@@ -1007,10 +997,7 @@ static int dec_prd_getc(void *ctx)
 {
     struct dec_prd *r = ctx;
     if (r->pos == r->len) {
-        ssize_t n;
-        do
-            n = pread(r->fd, r->buf, sizeof r->buf, (off_t)r->off);
-        while (n < 0 && errno == EINTR);
+        ssize_t n = io_pread_once(r->fd, r->buf, sizeof r->buf, r->off);
         if (n <= 0)
             return n < 0 ? -2 : -1;
         r->off += (uint64_t)n;
@@ -1024,19 +1011,14 @@ static int dec_prd_getc(void *ctx)
 static int dec_probe_zip(int fd, uint64_t at, struct sp_err *err)
 {
     uint8_t h[30];
-    ssize_t n;
-    do
-        n = pread(fd, h, sizeof h, (off_t)at);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = io_pread_once(fd, h, sizeof h, at);
     if (n < 4 || memcmp(h, "PK\003\004", 4) != 0)
         return 0; /* not zip after all: the decode says what it is */
     size_t skip, have = (size_t)n;
     if (have == 30) {
-        have = 30 + ((size_t)h[26] | (size_t)h[27] << 8) + ((size_t)h[28] | (size_t)h[29] << 8);
+        have = 30 + (size_t)le_get16(h + 26) + le_get16(h + 28);
         uint8_t last; /* the name and extra field must be there too */
-        do
-            n = pread(fd, &last, 1, (off_t)(at + have - 1));
-        while (n < 0 && errno == EINTR);
+        n = io_pread_once(fd, &last, 1, at + have - 1);
         if (n < 0)
             return 0; /* the decode reports read errors */
         if (n == 0)
@@ -1055,10 +1037,7 @@ int dec_probe(int fd, struct sp_err *err)
     if (at < 0)
         return 0; /* a stream: the decode will tell */
     uint8_t m[2];
-    ssize_t n;
-    do
-        n = pread(fd, m, sizeof m, at);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = io_pread_once(fd, m, sizeof m, (uint64_t)at);
     if (n < 0)
         return 0; /* the decode reports read errors */
     if (n == 0 || (n == 1 && m[0] != 0)) { /* as unz.c: a cut magic */

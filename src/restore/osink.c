@@ -2,7 +2,8 @@
 #define _GNU_SOURCE /* fallocate */
 #include "osink.h"
 #include "pipe.h"
-#include "scan.h"
+#include "block.h"
+#include "io.h"
 
 #include "config.h"
 
@@ -53,11 +54,9 @@ int osink_open(struct osink *o, int fd, enum osink_sparse mode, struct sp_err *e
                 (reg ? at_end : mode == OSINK_SPARSE_ALWAYS);
     o->device = blk && o->seekable;
     o->dev_size = UINT64_MAX;
-#ifdef BLKGETSIZE64
     uint64_t bytes;
-    if (o->device && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
+    if (o->device && io_size(fd, &st, &bytes) == 0)
         o->dev_size = bytes > o->base ? bytes - o->base : 0;
-#endif
     return 0;
 }
 
@@ -79,12 +78,8 @@ int osink_open_compare(struct osink *o, int fd, struct sp_err *err)
     o->cmp_stream = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
     o->seekable = !o->cmp_stream;
     o->cmp_holes = S_ISREG(st.st_mode);
-    o->cmp_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : UINT64_MAX;
-#ifdef BLKGETSIZE64
     uint64_t bytes;
-    if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) == 0)
-        o->cmp_size = bytes;
-#endif
+    o->cmp_size = io_size(fd, &st, &bytes) == 0 ? bytes : UINT64_MAX;
     o->cmp_device = S_ISBLK(st.st_mode);
     o->diff = calloc(1, sizeof *o->diff);
     if (o->diff == NULL) {
@@ -140,10 +135,10 @@ static void osink_differs(const struct osink *o, uint64_t off, uint64_t n)
 static ssize_t osink_cmp_read(const struct osink *o, uint8_t *buf, size_t m, uint64_t off)
 {
     if (!o->cmp_stream)
-        return pread(o->fd, buf, m, (off_t)(o->base + off));
+        return io_pread_once(o->fd, buf, m, o->base + off);
     if (o->diff->eof)
         return 0;
-    ssize_t r = read(o->fd, buf, m);
+    ssize_t r = io_read_once(o->fd, buf, m);
     if (r == 0)
         o->diff->eof = true;
     return r;
@@ -171,8 +166,6 @@ static int osink_cmp(const struct osink *o, uint64_t off, const uint8_t *p, uint
     for (uint64_t i = 0; i < n;) {
         size_t m = n - i < cap ? (size_t)(n - i) : cap;
         ssize_t r = osink_cmp_read(o, buf, m, off + i);
-        if (r < 0 && errno == EINTR)
-            continue;
         if (r <= 0) {
             if (r == 0) { /* shorter than it said (or a stream's end): the
                              rest differs */
@@ -295,27 +288,22 @@ static int osink_fail(struct osink *o, int e, const char *what)
 
 static int osink_raw(struct osink *o, const uint8_t *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(o->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            off_t at = lseek(o->fd, 0, SEEK_CUR);
-            o->failed = 1;
-            return osink_errno_msg(o, &o->err, e,
-                                   at < 0 ? 0 : (uint64_t)at - o->base);
-        }
-        p += w;
-        n -= (size_t)w;
-        o->written += (uint64_t)w;
-    }
-    return 0;
+    size_t put;
+    int rc = io_write(o->fd, p, n, &put);
+    o->written += put;
+    if (rc == 0)
+        return 0;
+    int e = errno;
+    off_t at = lseek(o->fd, 0, SEEK_CUR);
+    o->failed = 1;
+    return osink_errno_msg(o, &o->err, e, at < 0 ? 0 : (uint64_t)at - o->base);
 }
 
 /* --direct: the whole pages of an aligned buffer at an aligned offset go
  * through the O_DIRECT twin, past the page cache; the rest is written as
- * usual (below).  Returns the bytes written so, or -1 (*acc's err set). */
+ * usual (below).  Returns the bytes written so, or -1 (*acc's err set).
+ * Not io_pwrite: a short direct write that ends inside a page must stop
+ * there (O_DIRECT refuses the unaligned rest), not be retried. */
 static ssize_t osink_pdirect(const struct osink *o, uint64_t off, const uint8_t *p, size_t n,
                              struct osink_acc *acc)
 {
@@ -346,19 +334,10 @@ static int osink_praw(const struct osink *o, uint64_t off, const uint8_t *p, siz
     p += d;
     n -= (size_t)d;
     off += (uint64_t)d;
-    while (n > 0) {
-        ssize_t w = pwrite(o->fd, p, n, (off_t)(o->base + off));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return osink_errno_msg(o, &acc->err, errno, off);
-        }
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-        acc->written += (uint64_t)w;
-    }
-    return 0;
+    size_t put;
+    int rc = io_pwrite(o->fd, p, n, o->base + off, &put);
+    acc->written += put;
+    return rc == 0 ? 0 : osink_errno_msg(o, &acc->err, errno, off + put);
 }
 
 /* Zero [a, b) of a device (output offsets, whole 4 KiB pages of the

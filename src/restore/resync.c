@@ -1,5 +1,6 @@
 /* resync.c — see resync.h. */
 #include "resync.h"
+#include "le.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,11 +26,6 @@ static uint64_t rs_peek(const uint8_t *p, size_t n, uint64_t bit)
             v |= (uint64_t)p[i + k] << (8 * k);
     }
     return v >> (bit & 7);
-}
-
-static uint32_t rs_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
 }
 
 /* ---- canonical Huffman codes, decoded a bit at a time (as RFC 1951
@@ -217,7 +213,7 @@ static enum rs_kind rs_header_codes(const uint8_t *p, size_t n, uint64_t bit,
         size_t q = (size_t)((bit + 3 + 7) >> 3);
         if (q + 4 > n)
             return RS_SHORT;
-        uint32_t len = rs_le16(p + q), nlen = rs_le16(p + q + 2);
+        uint32_t len = le_get16(p + q), nlen = le_get16(p + q + 2);
         if ((len ^ nlen) != 0xffff)
             return RS_BAD;
         h->stored_len = len;
@@ -492,16 +488,16 @@ size_t rs_member(const uint8_t *p, size_t n, size_t q)
     unsigned flg = p[q + 3];
     size_t e = q + 10;
     if (flg & RS_FEXTRA) {
-        if (n - e < 2 || n - e - 2 < rs_le16(p + e))
+        if (n - e < 2 || n - e - 2 < le_get16(p + e))
             return 0;
-        e += 2 + rs_le16(p + e);
+        e += 2 + le_get16(p + e);
     }
     if ((flg & RS_FNAME) && (e = rs_zstring(p, n, e)) == 0)
         return 0;
     if ((flg & RS_FCOMMENT) && (e = rs_zstring(p, n, e)) == 0)
         return 0;
     if (flg & RS_FHCRC) {
-        if (n - e < 2 || (crc32(0, p + q, (uInt)(e - q)) & 0xffff) != rs_le16(p + e))
+        if (n - e < 2 || (crc32(0, p + q, (uInt)(e - q)) & 0xffff) != le_get16(p + e))
             return 0;
         e += 2;
     }
@@ -544,7 +540,7 @@ static bool rs_candidate(const uint8_t *p, size_t n, uint64_t b)
     unsigned type = (unsigned)(v >> 1) & 3;
     if (type == 0) { /* quick LEN/NLEN test first */
         size_t q = (size_t)((b + 10) >> 3);
-        return q + 4 <= n && (rs_le16(p + q) ^ rs_le16(p + q + 2)) == 0xffff;
+        return q + 4 <= n && (le_get16(p + q) ^ le_get16(p + q + 2)) == 0xffff;
     }
     /* dynamic, HLIT <= 29, HDIST <= 29 (tested without branches: they are
      * random), a complete code-length code, then the full header */

@@ -1,9 +1,12 @@
-/* salvage.c — the sequential decoder's --salvage (unz_opts.salvage): unz.c
- * calls it; what the two share, and its entry points, are in unz_int.h. */
+/* salvage.c — the sequential decoder's --salvage (unz_opts.salvage).  It
+ * plugs into unz.c through one table (unz_salvage, unz_int.h) and builds on
+ * the decoder's buffers (unz_buf.c); it calls nothing else of unz.c. */
 #include "unz_int.h"
 #include "pool.h"
 #include "resync.h"
-#include "scan.h"
+#include "block.h"
+#include "io.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -90,20 +93,9 @@ struct unz_sv {
 
 enum { SV_END, SV_ERROR, SV_CUT };           /* how a decode stopped */
 
-uint64_t sv_abs(const struct ibuf *b, size_t idx)
-{
-    return b->total - b->len + idx;
-}
-
 static size_t sv_idx(const struct ibuf *b, uint64_t abs)
 {
     return (size_t)(abs - (b->total - b->len));
-}
-
-void sv_keep(struct ibuf *b, uint64_t abs)
-{
-    b->keeping = true;
-    b->keep_abs = abs;
 }
 
 static int sv_nomem(struct unz_ctx *c)
@@ -119,7 +111,7 @@ static int sv_bad(struct unz_ctx *c, uint64_t off, uint64_t len)
 }
 
 /* Everything from off on may sit at a wrong offset, or is missing. */
-int sv_unknown(struct unz_ctx *c, uint64_t off, bool shifted)
+static int sv_unknown(struct unz_ctx *c, uint64_t off, bool shifted)
 {
     struct unz_stats *st = c->sv->st;
     if (shifted && !st->shifted) {
@@ -258,7 +250,7 @@ static int sv_marker(struct unz_ctx *c, struct ibuf *b, uint64_t edge, uint64_t 
         sv->last_marker = off;
         return sv_commit_all(c, edge);
     }
-    if (sv_final_after(b->buf, b->len, next - 8 * sv_abs(b, 0)))
+    if (sv_final_after(b->buf, b->len, next - 8 * ib_abs(b, 0)))
         return 0;
     return sv_suspect(c, b, edge, next);
 }
@@ -268,12 +260,12 @@ static int sv_marker(struct unz_ctx *c, struct ibuf *b, uint64_t edge, uint64_t 
 static int sv_edge(struct unz_ctx *c, struct ibuf *b, uint64_t edge)
 {
     struct unz_sv *sv = c->sv;
-    sv_keep(b, sv->commit_bit >> 3);
+    ib_keep(b, sv->commit_bit >> 3);
     while (b->len - sv_idx(b, edge >> 3) < RS_HDR_MAX && !b->eof)
         if (ib_fill(b) != 0)
             return -1;
     size_t idx = sv_idx(b, edge >> 3);
-    uint64_t start = 8 * sv_abs(b, 0), next;
+    uint64_t start = 8 * ib_abs(b, 0), next;
     struct rs_hdr h;
     enum rs_kind k = rs_header(b->buf + idx, b->len - idx, edge & 7, &h);
     if (rs_empty(b->buf, b->len, edge - start, &next))
@@ -316,7 +308,7 @@ static int sv_decode(struct unz_ctx *c, struct ibuf *b)
     struct unz_sv *sv = c->sv;
     for (;;) {
         if (b->pos == b->len) {
-            sv_keep(b, sv->commit_bit >> 3);
+            ib_keep(b, sv->commit_bit >> 3);
             if (ib_fill(b) != 0)
                 return -1;
             if (b->pos == b->len)
@@ -343,7 +335,7 @@ static int sv_decode(struct unz_ctx *c, struct ibuf *b)
         }
         int dt = rs_dual_data_type(&sv->d);
         if ((dt & 128) && !(dt & 64)) { /* between blocks, not after the last */
-            uint64_t edge = 8 * sv_abs(b, b->pos) - (unsigned)(dt & 7);
+            uint64_t edge = 8 * ib_abs(b, b->pos) - (unsigned)(dt & 7);
             if (edge != sv->last_edge) {
                 sv->last_edge = edge;
                 if (sv_edge(c, b, edge) != 0)
@@ -361,15 +353,15 @@ static int sv_search(struct ibuf *b, uint64_t from, uint64_t *at)
                           .look = SV_LOOK, .members = true};
     uint64_t first = from;
     for (;;) {
-        uint64_t start = sv_abs(b, 0);
+        uint64_t start = ib_abs(b, 0);
         if ((from >> 3) < start) /* kept no further back: see ib_fill */
             from = 8 * start;
-        sv_keep(b, from >> 3);
+        ib_keep(b, from >> 3);
         b->pos = sv_idx(b, from >> 3);
         while (b->len - b->pos < 2 * (size_t)SV_LOOK && !b->eof)
             if (ib_fill(b) != 0)
                 return -1;
-        uint64_t base = 8 * sv_abs(b, b->pos), rel;
+        uint64_t base = 8 * ib_abs(b, b->pos), rel;
         s.budget = SV_BUDGET + 64 * (from - first); /* 64 bytes a byte */
         enum rs_found f = rs_search(&s, b->buf + b->pos, b->len - b->pos, b->eof,
                                     from - base, &rel);
@@ -412,17 +404,16 @@ static void sv_tail_mark(struct sv_tail *t, const uint8_t *p, size_t n, uint64_t
 static int sv_pread(struct unz_ctx *c, int fd, uint8_t *p, size_t *n, size_t cap,
                     uint64_t off, bool *eof)
 {
-    while (*n < cap && !*eof) {
-        ssize_t r = pread(fd, p + *n, cap - *n, (off_t)(off + *n));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            sp_err_set(&c->perr, SP_ERR_READ, errno, "read error");
-            return -1;
-        }
-        *eof = r == 0;
-        *n += (size_t)r;
+    if (*n == cap || *eof)
+        return 0;
+    size_t got;
+    int rc = io_pread(fd, p + *n, cap - *n, off + *n, &got);
+    *n += got;
+    if (rc != 0) {
+        sp_err_set(&c->perr, SP_ERR_READ, errno, "read error");
+        return -1;
     }
+    *eof = *n < cap;
     return 0;
 }
 
@@ -454,7 +445,7 @@ static int sv_count(struct unz_ctx *c, int fd, uint64_t at, struct sv_tail *t)
             size_t q = (size_t)((w.bit + 7) >> 3);
             if (q + 8 <= n) {
                 t->out = w.out;
-                t->isize = unz_le32(sv->cbuf + q + 4);
+                t->isize = le_get32(sv->cbuf + q + 4);
                 return 1;
             }
             if (eof)
@@ -582,7 +573,7 @@ static int sv_error_drop(struct unz_ctx *c)
 
 /* Nothing more to decode: read the rest (it counts as read).  SV_NO_MORE
  * or -1. */
-int sv_drain(struct ibuf *b)
+static int sv_drain(struct ibuf *b)
 {
     b->keeping = false;
     while (!b->eof) {
@@ -592,6 +583,13 @@ int sv_drain(struct ibuf *b)
     }
     b->pos = b->len;
     return SV_NO_MORE;
+}
+
+/* Everything from here on is lost (a header cut short, or nothing found
+ * in place of one): the rest is read.  SV_NO_MORE or -1. */
+static int sv_lost_rest(struct unz_ctx *c, struct ibuf *b)
+{
+    return sv_unknown(c, c->pout, false) == 0 ? sv_drain(b) : -1;
 }
 
 /* The member ends here, its trailer lost. */
@@ -605,7 +603,7 @@ static int sv_end_lost(struct unz_ctx *c, struct ibuf *b)
  * parses a few bits later: the padding is free). */
 static uint64_t sv_search_from(const struct ibuf *b, uint64_t bit)
 {
-    uint64_t start = sv_abs(b, 0);
+    uint64_t start = ib_abs(b, 0);
     struct rs_hdr h;
     if ((bit >> 3) >= start &&
         rs_header(b->buf, b->len, bit - 8 * start, &h) == RS_STORED)
@@ -661,7 +659,7 @@ static int sv_last_piece(struct unz_ctx *c, struct ibuf *b, uint32_t isize)
     struct unz_sv *sv = c->sv;
     sv_drop(sv);
     sv->damaged = true;
-    uint64_t prefix = c->pout - c->pmember, at = 8 * sv_abs(b, b->pos);
+    uint64_t prefix = c->pout - c->pmember, at = 8 * ib_abs(b, b->pos);
     uint64_t bound = 1032 * ((at - sv->commit_bit) / 8 + 2);
     uint64_t gap = (uint32_t)(isize - (uint32_t)prefix);
     if (!sv->inferred || bound >= ((uint64_t)1 << 32) || gap > bound) {
@@ -677,7 +675,7 @@ static int sv_trailer(struct unz_ctx *c, struct ibuf *b)
 {
     struct unz_sv *sv = c->sv;
     sv_keep_window(c);
-    sv_keep(b, sv_abs(b, b->pos));
+    ib_keep(b, ib_abs(b, b->pos));
     ssize_t avail = ib_need(b, 8);
     if (avail < 0)
         return -1;
@@ -687,7 +685,7 @@ static int sv_trailer(struct unz_ctx *c, struct ibuf *b)
         return sv_end_lost(c, b);
     }
     const uint8_t *p = b->buf + b->pos;
-    uint32_t crc = unz_le32(p), isize = unz_le32(p + 4);
+    uint32_t crc = le_get32(p), isize = le_get32(p + 4);
     uint64_t len = c->pout + sv->hlen - c->pmember;
     if (sv->grid && sv->markers > 0 && (uint32_t)len != isize) {
         if (sv_last_piece(c, b, isize) != 0)
@@ -709,7 +707,7 @@ static int sv_trailer(struct unz_ctx *c, struct ibuf *b)
  * after a lost header that began at bit `lost`.  SV_GO_ON when more may
  * follow, SV_NO_MORE when the input is used up, SV_NEW_MEMBER when a member
  * header found by a search follows at b->pos, or -1. */
-int sv_member(struct unz_ctx *c, struct ibuf *b, bool resume, uint64_t at,
+static int sv_member(struct unz_ctx *c, struct ibuf *b, bool resume, uint64_t at,
               uint64_t lost)
 {
     struct unz_sv *sv = c->sv;
@@ -727,7 +725,7 @@ int sv_member(struct unz_ctx *c, struct ibuf *b, bool resume, uint64_t at,
         if (sv_gap(c, b, at, lost) != 0 || sv_resume(c, b, at) != 0)
             return -1;
     } else {
-        sv->commit_bit = 8 * sv_abs(b, b->pos);
+        sv->commit_bit = 8 * ib_abs(b, b->pos);
         sv->last_edge = UINT64_MAX;
         if (rs_dual_member(&sv->d, c->win, UNZ_WIN) != 0)
             return unz_data_error(c, "inflate reset failed");
@@ -761,7 +759,7 @@ int sv_member(struct unz_ctx *c, struct ibuf *b, bool resume, uint64_t at,
  * was lost before it has an unknown length.  Nothing found: after a
  * member that is trailing garbage, as for gzip (no damage); in place of a
  * header, the rest is lost. */
-int sv_stray(struct unz_ctx *c, struct ibuf *b, uint64_t start, bool garbage)
+static int sv_stray(struct unz_ctx *c, struct ibuf *b, uint64_t start, bool garbage)
 {
     uint64_t at;
     int f = sv_search(b, 8 * start + (garbage ? 0 : 8), &at);
@@ -778,12 +776,12 @@ int sv_stray(struct unz_ctx *c, struct ibuf *b, uint64_t start, bool garbage)
         c->sv->st->trailing_garbage = true;
         return sv_drain(b);
     }
-    return sv_unknown(c, c->pout, false) == 0 ? sv_drain(b) : -1;
+    return sv_lost_rest(c, b);
 }
 
 /* ---- salvage: setting up and the final list ---- */
 
-int sv_open(struct unz_ctx *c, int fd, struct unz_stats *st)
+static int sv_open(struct unz_ctx *c, int fd, struct unz_stats *st)
 {
     struct unz_sv *sv = calloc(1, sizeof *sv);
     if (sv == NULL)
@@ -799,7 +797,7 @@ int sv_open(struct unz_ctx *c, int fd, struct unz_stats *st)
     return 0;
 }
 
-void sv_close(struct unz_ctx *c)
+static void sv_close(struct unz_ctx *c)
 {
     struct unz_sv *sv = c->sv;
     if (sv != NULL) {
@@ -810,14 +808,12 @@ void sv_close(struct unz_ctx *c)
         free(sv->bad.r);
         free(sv);
     }
-    free(c->wbad.r);
-    free(c->wgood.r);
 }
 
 /* Input the member decoders refuse outside a gzip member's deflate stream
  * (pack, LZW, zip, a cut magic): in salvage, the rest is lost, not an
  * error. */
-int sv_fallback(struct unz_ctx *c)
+static int sv_fallback(struct unz_ctx *c)
 {
     if (c->perr.kind != SP_ERR_DATA && c->perr.kind != SP_ERR_CHECK)
         return -1;
@@ -827,7 +823,7 @@ int sv_fallback(struct unz_ctx *c)
 
 /* The producer's ranges (less those inside members whose trailer then
  * agreed) and the writer's, sorted and merged, into st. */
-int sv_finish(struct unz_ctx *c, struct unz_stats *st)
+static int sv_finish(struct unz_ctx *c, struct unz_stats *st)
 {
     struct unz_sv *sv = c->sv;
     size_t n = 0, g = 0;
@@ -861,3 +857,21 @@ int sv_finish(struct unz_ctx *c, struct unz_stats *st)
     }
     return 0;
 }
+
+/* ---- the table unz.c calls salvage through (unz_int.h) ---- */
+
+/* A member's deflate stream from b->pos (its header read). */
+static int sv_start(struct unz_ctx *c, struct ibuf *b)
+{
+    return sv_member(c, b, false, 0, 0);
+}
+
+const struct unz_salvage unz_salvage = {
+    .open = sv_open,
+    .close = sv_close,
+    .member = sv_start,
+    .stray = sv_stray,
+    .cut = sv_lost_rest,
+    .fallback = sv_fallback,
+    .finish = sv_finish,
+};

@@ -8,89 +8,16 @@
 #include "legacy.h"
 #include "pool.h"
 #include "resync.h"
+#include "le.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#define UNZ_IN (1u << 20)   /* read size */
 #define UNZ_WAKE_BATCH 4    /* items put per worker wake-up, ISA-L's path */
 
-/* ---- input buffer ---- */
-
-/* Count the input read so far, beyond what is already counted. */
-static void ib_progress(struct ibuf *b)
-{
-    if (b->total > b->prog_in) {
-        prog_add(b->prog, PROG_IN, b->total - b->prog_in);
-        b->prog_in = b->total;
-    }
-}
-
-/* Read more after the unread bytes.  0 (maybe at EOF) or -1. */
-int ib_fill(struct ibuf *b)
-{
-    if (b->eof || b->failed)
-        return b->failed ? -1 : 0;
-    size_t from = b->pos;
-    if (b->keeping) {
-        uint64_t start = b->total - b->len; /* input offset of buf[0] */
-        uint64_t k = b->keep_abs > start ? b->keep_abs - start : 0;
-        if (k < from)
-            from = (size_t)k;
-        if (b->pos - from > b->cap / 2)
-            from = b->pos - b->cap / 2;
-    }
-    if (from > 0) {
-        memmove(b->buf, b->buf + from, b->len - from);
-        b->len -= from;
-        b->pos -= from;
-    }
-    if (b->len == b->cap)
-        return 0; /* full: the caller asked for more than a window holds */
-    for (;;) {
-        ssize_t r = read(b->fd, b->buf + b->len, b->cap - b->len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            b->failed = true;
-            sp_err_set(b->err, SP_ERR_READ, errno, "read error");
-            return -1;
-        }
-        if (r == 0)
-            b->eof = true;
-        b->len += (size_t)r;
-        b->total += (uint64_t)r;
-        ib_progress(b);
-        return 0;
-    }
-}
-
-int ib_fill_keep(struct ibuf *b, uint64_t from)
-{
-    bool keeping = b->keeping;
-    uint64_t keep_abs = b->keep_abs;
-    if (!keeping) {
-        b->keeping = true;
-        b->keep_abs = from;
-    }
-    int rc = ib_fill(b);
-    b->keeping = keeping;
-    b->keep_abs = keep_abs;
-    return rc;
-}
-
-/* Make n (<= UNZ_IN) bytes available if the input has them; returns how many
- * are, or -1 on a read error. */
-ssize_t ib_need(struct ibuf *b, size_t n)
-{
-    while (b->len - b->pos < n && !b->eof)
-        if (ib_fill(b) != 0)
-            return -1;
-    return (ssize_t)(b->len - b->pos);
-}
+/* ---- input a byte at a time (headers, pack, LZW) ---- */
 
 static int ib_getc(void *ctx)
 {
@@ -103,37 +30,7 @@ static int ib_getc(void *ctx)
     return b->buf[b->pos++];
 }
 
-/* ---- the pipeline: items are output buffers and member ends ---- */
-
-/* Append [off, off + len): merged into the last range when they touch or
- * overlap; len is cut to the end of the 64-bit space (UINT64_MAX - off is
- * "to an unknown end").  0, or -1 when memory is lacking. */
-int unz_rl_add(struct unz_rl *l, uint64_t off, uint64_t len)
-{
-    if (len == 0)
-        return 0;
-    if (len > UINT64_MAX - off)
-        len = UINT64_MAX - off;
-    if (l->n > 0) {
-        struct sp_range *last = &l->r[l->n - 1];
-        uint64_t end = last->off + last->len;
-        if (off <= end && off >= last->off) {
-            if (off + len > end)
-                last->len = off + len - last->off;
-            return 0;
-        }
-    }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        struct sp_range *r = realloc(l->r, cap * sizeof *r);
-        if (r == NULL)
-            return -1;
-        l->r = r;
-        l->cap = cap;
-    }
-    l->r[l->n++] = (struct sp_range){off, len};
-    return 0;
-}
+/* ---- the pipeline's workers and writer (items: unz_buf.c) ---- */
 
 static int unz_work(void *vctx, void *vitem, unsigned worker)
 {
@@ -231,56 +128,7 @@ static void unz_item_free(void *vctx, void *vitem)
     free(((struct unz_item *)vitem)->buf);
 }
 
-/* The current output buffer, taking a new item when needed; NULL to stop. */
-struct unz_item *unz_cur(struct unz_ctx *c)
-{
-    if (c->cur != NULL)
-        return c->cur;
-    struct unz_item *it = pool_get(c->pool);
-    if (it == NULL)
-        return NULL;
-    if (it->buf == NULL && (it->buf = malloc(UNZ_OUT)) == NULL) {
-        sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
-        return NULL;
-    }
-    it->kind = UNZ_DATA;
-    it->len = 0;
-    c->cur = it;
-    return it;
-}
-
-void unz_flush(struct unz_ctx *c, enum unz_kind kind)
-{
-    if (c->cur == NULL)
-        return;
-    c->cur->kind = kind;
-    pool_put(c->pool, c->cur, kind == UNZ_DATA);
-    c->cur = NULL;
-}
-
-int unz_end_item(struct unz_ctx *c, uint32_t crc, uint32_t isize,
-                 enum unz_check check)
-{
-    unz_flush(c, UNZ_DATA);
-    struct unz_item *it = pool_get(c->pool);
-    if (it == NULL)
-        return -1;
-    it->kind = UNZ_END;
-    it->len = 0;
-    it->want_crc = crc;
-    it->want_isize = isize;
-    it->check = check;
-    pool_put(c->pool, it, false);
-    return 0;
-}
-
 /* ---- one member ---- */
-
-int unz_data_error(struct unz_ctx *c, const char *msg)
-{
-    sp_err_set(&c->perr, SP_ERR_DATA, 0, "%s", msg);
-    return -1;
-}
 
 /* After a member of L bytes: gzip's window holds, at each place i, the last
  * byte the member wrote at a position = i (mod 32 KiB); zlib gives the last
@@ -432,11 +280,6 @@ static int unz_inflate(struct unz_ctx *c, struct ibuf *b, z_stream *zs)
     return unz_zlib(c, b, zs, done);
 }
 
-uint32_t unz_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
 {
     ssize_t avail = ib_need(b, 8);
@@ -446,8 +289,8 @@ static int unz_trailer(struct unz_ctx *c, struct ibuf *b, struct unz_stats *st)
         return unz_data_error(c, "unexpected end of file");
     const uint8_t *p = b->buf + b->pos;
     b->pos += 8;
-    st->last_crc = unz_le32(p);
-    st->last_isize = unz_le32(p + 4);
+    st->last_crc = le_get32(p);
+    st->last_isize = le_get32(p + 4);
     return unz_end_item(c, st->last_crc, st->last_isize, UNZ_CHECK_GZIP);
 }
 
@@ -504,26 +347,6 @@ static enum unz_next unz_next(struct unz_ctx *c, struct ibuf *b, bool copy, bool
         if (ib_fill(b) != 0)
             return UNZ_NEXT_ERROR;
     }
-}
-
-/* Output into pipeline items of that kind (DATA: a member's, its CRC
- * folded; RAW: not a gzip member's). */
-int unz_put_kind(struct unz_ctx *c, const uint8_t *p, size_t n, enum unz_kind kind)
-{
-    while (n > 0) {
-        struct unz_item *it = unz_cur(c);
-        if (it == NULL)
-            return -1;
-        size_t k = n < UNZ_OUT - it->len ? n : UNZ_OUT - it->len;
-        memcpy(it->buf + it->len, p, k);
-        it->len += k;
-        c->pout += k;
-        p += k;
-        n -= k;
-        if (it->len == UNZ_OUT)
-            unz_flush(c, kind);
-    }
-    return 0;
 }
 
 static int unz_put(struct unz_ctx *c, const uint8_t *p, size_t n)
@@ -588,11 +411,6 @@ static int unz_legacy(struct unz_ctx *c, struct ibuf *b, enum unz_fmt f, struct 
 
 /* ---- a zip file's first entry, as gzip -d takes it ---- */
 
-static uint32_t unz_le16(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
 static bool unz_is_zip(struct ibuf *b)
 {
     ssize_t avail = ib_need(b, 4);
@@ -603,7 +421,7 @@ const char *unz_zip_check(const uint8_t *h, size_t have, size_t *skip)
 {
     /* gzip: a header, name and extra field not all there is "not a valid
      * zip file", a file refused, not a cut one */
-    *skip = have < 30 ? 30 : 30 + unz_le16(h + 26) + unz_le16(h + 28);
+    *skip = have < 30 ? 30 : 30 + le_get16(h + 26) + le_get16(h + 28);
     if (have < *skip)
         return "not a valid zip file";
     if (h[6] & 1)
@@ -626,7 +444,7 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
     size_t skip;
     if (have >= 30) {
         const uint8_t *h0 = b->buf + b->pos;
-        if ((have = ib_need(b, 30 + unz_le16(h0 + 26) + unz_le16(h0 + 28))) < 0)
+        if ((have = ib_need(b, 30 + le_get16(h0 + 26) + le_get16(h0 + 28))) < 0)
             return -1;
     }
     const char *bad = unz_zip_check(b->buf + b->pos, (size_t)have, &skip);
@@ -636,8 +454,8 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
     }
     const uint8_t *h = b->buf + b->pos;
     /* gzip looks at the low bytes of the flags and the method only */
-    uint32_t flags = h[6], method = h[8], crc = unz_le32(h + 14);
-    uint32_t csize = unz_le32(h + 18), usize = unz_le32(h + 22);
+    uint32_t flags = h[6], method = h[8], crc = le_get32(h + 14);
+    uint32_t csize = le_get32(h + 18), usize = le_get32(h + 22);
     b->pos += skip;
     st->members++;
     st->last_fmt = method == 8 ? UNZ_LAST_ZIP_DEFLATE : UNZ_LAST_ZIP_STORE;
@@ -675,13 +493,13 @@ static int unz_zip(struct unz_ctx *c, struct ibuf *b, z_stream *zs, struct unz_s
         size_t at = memcmp(d, "PK\007\010", 4) == 0 ? 4 : 0;
         if (at == 4 && b->len - b->pos < 16)
             return unz_data_error(c, "unexpected end of file");
-        crc = unz_le32(d + at);
-        usize = unz_le32(d + at + 8);
+        crc = le_get32(d + at);
+        usize = le_get32(d + at + 8);
         b->pos += at + 12;
     }
     st->last_crc = crc;
     st->last_isize = usize;
-    if (unz_end_item(c, crc, usize, c->sv != NULL ? UNZ_CHECK_SALVAGE : UNZ_CHECK_GZIP) != 0)
+    if (unz_end_item(c, crc, usize, c->salvage != NULL ? UNZ_CHECK_SALVAGE : UNZ_CHECK_GZIP) != 0)
         return -1;
     st->zip_more = unz_is_zip(b);
     return 0;
@@ -722,17 +540,17 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             goto next;
         }
         struct gz_info h;
-        uint64_t mstart = sv_abs(b, b->pos);
-        if (c->sv != NULL)
-            sv_keep(b, mstart);
+        uint64_t mstart = ib_abs(b, b->pos);
+        if (c->salvage != NULL)
+            ib_keep(b, mstart);
         int hs = gz_read_header(ib_getc, b, &h);
         if (hs != GZ_OK) {
             char msg[128];
             if (hs == GZ_READ_ERROR)
                 return -1;
-            if (c->sv != NULL) { /* salvage: a header refused is damage */
-                int r = hs != GZ_TRUNCATED ? sv_stray(c, b, mstart, false)
-                      : sv_unknown(c, c->pout, false) == 0 ? sv_drain(b) : -1;
+            if (c->salvage != NULL) { /* salvage: a header refused is damage */
+                int r = hs != GZ_TRUNCATED ? c->salvage->stray(c, b, mstart, false)
+                                           : c->salvage->cut(c, b);
                 if (r == SV_GO_ON)
                     goto next;
                 if (r == SV_NEW_MEMBER)
@@ -753,8 +571,8 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             st->last_mtime = h.mtime;
         if ((h.flags & GZ_FEXTRA) && st->extras < UNZ_EXTRAS)
             st->extra_len[st->extras++] = h.extra_len;
-        if (c->sv != NULL) {
-            int r = sv_member(c, b, false, 0, 0);
+        if (c->salvage != NULL) {
+            int r = c->salvage->member(c, b);
             if (r == SV_NEW_MEMBER)
                 continue;
             if (r != SV_GO_ON)
@@ -773,8 +591,8 @@ static int unz_members(struct unz_ctx *c, struct ibuf *b, z_stream *zs,
             st->trailing_zeros = true;
             return 0;
         case UNZ_NEXT_GARBAGE:
-            if (c->sv != NULL) { /* a member whose header is damaged? */
-                int r = sv_stray(c, b, sv_abs(b, b->pos), true);
+            if (c->salvage != NULL) { /* a member whose header is damaged? */
+                int r = c->salvage->stray(c, b, ib_abs(b, b->pos), true);
                 if (r == SV_GO_ON)
                     goto next;
                 if (r == SV_NEW_MEMBER)
@@ -802,11 +620,13 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     int rc = -1;
+    if (c != NULL && o->salvage)
+        c->salvage = &unz_salvage;
     if (c == NULL || b.buf == NULL || inflateInit2(&zs, -15) != Z_OK ||
-        (o->salvage && sv_open(c, in_fd, st) != 0)) {
+        (c->salvage != NULL && c->salvage->open(c, in_fd, st) != 0)) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
-        if (c != NULL)
-            sv_close(c);
+        if (c != NULL && c->salvage != NULL)
+            c->salvage->close(c);
         free(c);
         free(b.buf);
         inflateEnd(&zs);
@@ -833,8 +653,8 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         pool_set_batch(c->pool, UNZ_WAKE_BATCH);
     if (c->pool != NULL) {
         int fed = unz_members(c, &b, &zs, o, st);
-        if (fed != 0 && c->sv != NULL)
-            fed = sv_fallback(c);
+        if (fed != 0 && c->salvage != NULL)
+            fed = c->salvage->fallback(c);
         if (unz_fast_flush(c) != 0 && fed == 0) /* after an error, still output */
             fed = -1;
         /* What was decoded before bad or cut input still goes out, as gzip
@@ -870,7 +690,7 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
         if (rc != 0 && err->kind == SP_ERR_CHECK)
             st->members = c->ends;
         pool_free(c->pool, unz_item_free);
-        if (c->sv != NULL && sv_finish(c, st) != 0 && rc == 0) {
+        if (c->salvage != NULL && c->salvage->finish(c, st) != 0 && rc == 0) {
             sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
             rc = -1;
         }
@@ -880,7 +700,10 @@ int unz_run(int in_fd, struct osink *out, const struct unz_opts *o,
     st->fast_members = c->fast_members;
     st->zlib_members = c->zlib_members;
     inflateEnd(&zs);
-    sv_close(c);
+    if (c->salvage != NULL)
+        c->salvage->close(c);
+    free(c->wbad.r);
+    free(c->wgood.r);
     unz_fast_close(c);
     free(b.buf);
     free(c);

@@ -1,23 +1,30 @@
-/* unz_int.h — PRIVATE to the sequential decoder: what unz.c and salvage.c
- * (its --salvage, unz_opts.salvage) share.  Only those two files include
- * it; everything else uses unz.h.
+/* unz_int.h — PRIVATE to the sequential decoder: what its files share.
+ * Only unz.c, unz_buf.c, unz_fast.c and salvage.c include it; everything
+ * else uses unz.h.
  *
- * What it holds: the input buffer (struct ibuf), the pipeline's items
- * (struct unz_item, enum unz_kind, enum unz_check), a list of output ranges
- * (struct unz_rl), the decoder's context (struct unz_ctx); the functions of
- * unz.c that salvage.c calls (ib_*, unz_*); and salvage.c's entry points
- * (sv_*), which unz.c calls.  struct unz_sv, salvage's state, is salvage.c's
- * own: unz.c only holds the pointer (c->sv, NULL without salvage).
+ * Who calls whom, one way only:
+ *   unz.c       the decoder (unz_run): members, gzip's rules between them,
+ *               the pipeline's writer.  Calls the three below.
+ *   unz_buf.c   the input buffer (ib_*) and the output items (unz_cur,
+ *               unz_put_kind, unz_flush, unz_end_item): the parts' common
+ *               ground.  Calls none of them.
+ *   unz_fast.c  a member through ISA-L's inflate (unz_fast_*).  Calls
+ *               unz_buf.c.
+ *   salvage.c   --salvage, plugged in through one table (struct
+ *               unz_salvage, unz_salvage: unz.c calls it through
+ *               c->salvage, NULL without --salvage).  Calls unz_buf.c.
+ * struct unz_sv, salvage's state, is salvage.c's own: unz.c only holds
+ * the pointer (c->sv).
  *
  * Threads (pool.h): unz_run's thread is the producer.  It alone touches the
  * ibuf, the producer's fields of unz_ctx (cur, perr, win, pout, pmember, sv
  * and all it points to) and calls every function declared here; so all of
  * salvage.c runs on it.  The writer's fields (crc to wrepaired) belong to
  * the pool's writer thread (unz_emit) until pool_close() returns: only
- * then do sv_finish() read them and sv_close() free them.  A unz_item is
- * touched by one thread at a time, handed over by the pool.  unz_rl_add()
- * touches only the list it is given (the writer's wbad and wgood, the
- * producer's salvage lists).
+ * then does salvage's finish() read them; unz_run frees them.  A unz_item
+ * is touched by one thread at a time, handed over by the pool.
+ * unz_rl_add() touches only the list it is given (the writer's wbad and
+ * wgood, the producer's salvage lists).
  *
  * Contract: as unz.h's: nothing here prints or exits; a failure is -1 with
  * the error in c->perr (b->err points there).
@@ -83,11 +90,14 @@ struct unz_rl {
 #define UNZ_WIN 32768
 #define UNZ_OUT (1u << 20)  /* output buffer per pipeline item */
 
-/* Salvage's input buffer size (unz_run) and its read-ahead's (salvage.c). */
+/* The input buffer's size (unz_run): reads of UNZ_IN; with salvage, SV_IN,
+ * also its read-ahead's (salvage.c). */
+#define UNZ_IN (1u << 20)        /* read size */
 #define SV_IN (8u << 20)         /* input window: a search's look-ahead, twice */
 
 struct pool;
 struct unz_sv;
+struct unz_salvage;
 
 struct unz_ctx {
     struct pool *pool;
@@ -97,6 +107,7 @@ struct unz_ctx {
     uint8_t win[UNZ_WIN];           /* producer: gzip's window (see unz_inflate) */
     uint64_t pout;                  /* producer: output handed to items */
     uint64_t pmember;               /* producer: pout at the member's start */
+    const struct unz_salvage *salvage; /* --salvage's hooks, or NULL */
     struct unz_sv *sv;              /* producer: salvage state, or NULL */
     struct unz_fast *fast;          /* producer: ISA-L's state, or NULL (unz_fast.c) */
     uint8_t *held_buf;              /* producer, fast path: the last full item's */
@@ -121,7 +132,7 @@ struct unz_ctx {
 
 enum { SV_GO_ON, SV_NO_MORE, SV_NEW_MEMBER }; /* what follows a damage */
 
-/* ---- unz.c, for salvage.c ---- */
+/* ---- unz_buf.c: the input buffer and the output items ---- */
 
 /* Read more after the unread bytes.  0 (maybe at EOF) or -1. */
 int ib_fill(struct ibuf *b);
@@ -131,12 +142,15 @@ int ib_fill_keep(struct ibuf *b, uint64_t from);
 /* Make n (<= UNZ_IN) bytes available if the input has them; returns how many
  * are, or -1 on a read error. */
 ssize_t ib_need(struct ibuf *b, size_t n);
+/* The input offset of b->buf[idx]. */
+uint64_t ib_abs(const struct ibuf *b, size_t idx);
+/* Keep the input from offset abs on in b across refills (see struct ibuf). */
+void ib_keep(struct ibuf *b, uint64_t abs);
 /* Append [off, off + len) to l, merged into the last range when they touch
  * or overlap.  0, or -1 when memory is lacking. */
 int unz_rl_add(struct unz_rl *l, uint64_t off, uint64_t len);
 /* c->perr: invalid data, msg in gzip's wording.  -1. */
 int unz_data_error(struct unz_ctx *c, const char *msg);
-uint32_t unz_le32(const uint8_t *p);
 /* Output into pipeline items of that kind. */
 int unz_put_kind(struct unz_ctx *c, const uint8_t *p, size_t n, enum unz_kind kind);
 /* The item being filled (taken from the pool when there is none), or NULL
@@ -166,37 +180,33 @@ int unz_fast_flush(struct unz_ctx *c);
  * ISA-L decoded to nothing (whose trailer vouches for nothing). */
 int unz_fast_member(struct unz_ctx *c, struct ibuf *b, uint64_t *done);
 
-/* ---- salvage.c, for unz.c ---- */
+/* ---- salvage.c: --salvage's hooks, unz.c's only way into it ---- */
 
-/* The input offset of b->buf[idx]. */
-uint64_t sv_abs(const struct ibuf *b, size_t idx);
-/* Keep the input from offset abs on in b across refills (see struct ibuf). */
-void sv_keep(struct ibuf *b, uint64_t abs);
-/* Everything from output offset off on may sit at a wrong offset
- * (shifted), or is missing. */
-int sv_unknown(struct unz_ctx *c, uint64_t off, bool shifted);
-/* Nothing more to decode: read the rest.  SV_NO_MORE or -1. */
-int sv_drain(struct ibuf *b);
-/* One member's deflate stream, from b->pos, or (resume) from block `at`
- * after a lost header that began at bit `lost`.  SV_GO_ON, SV_NO_MORE,
- * SV_NEW_MEMBER (a member header follows at b->pos), or -1. */
-int sv_member(struct unz_ctx *c, struct ibuf *b, bool resume, uint64_t at,
-              uint64_t lost);
-/* What is not a member where one should be (a header refused, or, garbage,
- * bytes after a member) at input offset start: search from it.  As
- * sv_member. */
-int sv_stray(struct unz_ctx *c, struct ibuf *b, uint64_t start, bool garbage);
-/* Salvage's state in c->sv, for input fd, its findings going to st.  0 or
- * -1 (memory; sv_close() then frees what was made). */
-int sv_open(struct unz_ctx *c, int fd, struct unz_stats *st);
-/* Free c->sv, if any, and the writer's range lists. */
-void sv_close(struct unz_ctx *c);
-/* The member decoders failed on input outside a gzip member's deflate
- * stream: in salvage, the rest is lost, not an error (0, or -1 when memory
- * is lacking); other failures stay -1. */
-int sv_fallback(struct unz_ctx *c);
-/* After pool_close(): the damaged ranges, sorted and merged, and the
- * writer's verdicts, into st.  0 or -1 (memory). */
-int sv_finish(struct unz_ctx *c, struct unz_stats *st);
+struct unz_salvage {
+    /* Salvage's state in c->sv, for input fd, its findings going to st.  0
+     * or -1 (memory; close() then frees what was made). */
+    int (*open)(struct unz_ctx *c, int fd, struct unz_stats *st);
+    /* Free c->sv, if any. */
+    void (*close)(struct unz_ctx *c);
+    /* One member's deflate stream, from b->pos (its header read).
+     * SV_GO_ON, SV_NO_MORE, SV_NEW_MEMBER (a member header follows at
+     * b->pos), or -1. */
+    int (*member)(struct unz_ctx *c, struct ibuf *b);
+    /* What is not a member where one should be (a header refused, or,
+     * garbage, bytes after a member) at input offset start: search from
+     * it.  As member(). */
+    int (*stray)(struct unz_ctx *c, struct ibuf *b, uint64_t start, bool garbage);
+    /* A member header cut short: the rest is lost.  SV_NO_MORE or -1. */
+    int (*cut)(struct unz_ctx *c, struct ibuf *b);
+    /* The member decoders failed on input outside a gzip member's deflate
+     * stream: in salvage, the rest is lost, not an error (0, or -1 when
+     * memory is lacking); other failures stay -1. */
+    int (*fallback)(struct unz_ctx *c);
+    /* After pool_close(): the damaged ranges, sorted and merged, and the
+     * writer's verdicts, into st.  0 or -1 (memory). */
+    int (*finish)(struct unz_ctx *c, struct unz_stats *st);
+};
+
+extern const struct unz_salvage unz_salvage;
 
 #endif

@@ -1,4 +1,4 @@
-/* out.h — the output sink: buffered writes to a file descriptor.
+/* out.h — the compressor's output: buffered writes to a file descriptor.
  *
  * Small writes (gzip header, zero-run heads and tails) are gathered in a
  * buffer; large ones (compressed chunks) go straight to write(2) after a

@@ -1,10 +1,11 @@
 /* xidx.c — see xidx.h; the layouts are in doc/FORMAT.md section 6. */
 #include "xidx.h"
+#include "io.h"
+#include "le.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include <unistd.h>
 
 /* gztool reads its fields big-endian whatever the host. */
 #define GZT_ID "gzipindx"       /* index version 0: no line numbers */
@@ -134,18 +135,9 @@ struct xw {
 
 static void xw_flush(struct xw *w)
 {
-    size_t done = 0;
-    while (!w->failed && done < w->n) {
-        ssize_t r = write(w->fd, w->b + done, w->n - done);
-        if (r > 0) {
-            done += (size_t)r;
-        } else if (r < 0 && errno == EINTR) {
-            continue;
-        } else {
-            /* write(2) returning 0 for a non-empty buffer: nothing will go. */
-            sp_err_set(w->err, SP_ERR_WRITE, r < 0 ? errno : 0, "writing the index failed");
-            w->failed = true;
-        }
+    if (!w->failed && io_write(w->fd, w->b, w->n, NULL) != 0) {
+        sp_err_set(w->err, SP_ERR_WRITE, errno, "writing the index failed");
+        w->failed = true;
     }
     w->n = 0;
 }
@@ -158,24 +150,29 @@ static void xw_put(struct xw *w, const void *p, size_t n)
     w->n += n;
 }
 
-static void xw_be(struct xw *w, uint64_t v, int bytes)
+/* A 4- or 8-byte field, big-endian or little-endian. */
+static void xw_int(struct xw *w, uint64_t v, int bytes, bool big)
 {
     uint8_t t[8];
-    for (int i = 0; i < bytes; i++)
-        t[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
+    if (bytes == 8)
+        big ? be_put64(t, v) : le_put64(t, v);
+    else
+        big ? be_put32(t, (uint32_t)v) : le_put32(t, (uint32_t)v);
     xw_put(w, t, (size_t)bytes);
+}
+
+static void xw_be(struct xw *w, uint64_t v, int bytes)
+{
+    xw_int(w, v, bytes, true);
 }
 
 /* indexed_gzip fwrite()s its integers as they lie in memory. */
 static void xw_host(struct xw *w, uint64_t v, int bytes)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    xw_be(w, v, bytes);
+    xw_int(w, v, bytes, true);
 #else
-    uint8_t t[8];
-    for (int i = 0; i < bytes; i++)
-        t[i] = (uint8_t)(v >> (8 * i));
-    xw_put(w, t, (size_t)bytes);
+    xw_int(w, v, bytes, false);
 #endif
 }
 

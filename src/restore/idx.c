@@ -1,370 +1,25 @@
-/* idx.c — see idx.h and doc/FORMAT.md. */
+/* idx.c — the index reader; see idx.h and doc/FORMAT.md. */
 #include "idx.h"
 #include "text.h"
 #include "crcz.h"
+#include "io.h"
+#include "le.h"
 #include "zrun.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
-/* An index member's first 10 bytes, and the footer's: FEXTRA only, MTIME 0,
- * XFL 0, OS 255 (unknown). */
-static const uint8_t idx_hdr[10] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff};
-/* Every member ends with an empty final block, CRC-32 0 and ISIZE 0. */
-static const uint8_t idx_end[10] = {0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
-
-#define IDX_FOOTER_PAYLOAD 52
-#define IDX_REC_MAX 24 /* two 10-byte LEB128 values and a CRC */
-#define IDX_FLAG_BAD 1   /* footer flags: bad ranges follow the records */
-#define IDX_FLAG_NOTES 2 /* notes follow (the bad ranges, or the records) */
-
-static void idx_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t idx_get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-/* ==== writing ==== */
-
-struct idx_w {
-    uint8_t *buf;      /* records not yet spilled */
-    size_t len;
-    int spill;         /* temporary file, or -1 */
-    uint64_t spilled;
-    uint64_t n;
-    bool bad;          /* bad ranges follow the records: footer flag 1 */
-    bool notes;        /* notes follow: footer flag 2 */
-    uint32_t crc;      /* of the whole payload */
-    struct sp_err err;
-};
-
-/* Where the spill file goes: $TMPDIR, or /tmp. */
-static const char *idx_tmpdir(void)
-{
-    const char *dir = getenv("TMPDIR");
-    return dir == NULL || dir[0] == '\0' ? "/tmp" : dir;
-}
-
-static int idx_tmpfile(void);
-
-/* Create the spill file now and write a block to it, so that a missing,
- * unwritable or full temporary directory is an error at the start, naming
- * the directory, not after hours of compression. */
-static int idx_w_open_spill(struct idx_w *w, struct sp_err *err)
-{
-    static const uint8_t probe[4096];
-    w->spill = idx_tmpfile();
-    if (w->spill < 0) {
-        sp_err_set(err, SP_ERR_SYS, errno, "cannot create a temporary file for the index in %s",
-                   idx_tmpdir());
-        return -1;
-    }
-    ssize_t r;
-    do
-        r = write(w->spill, probe, sizeof probe);
-    while (r < 0 && errno == EINTR);
-    if (r != (ssize_t)sizeof probe || ftruncate(w->spill, 0) != 0 ||
-        lseek(w->spill, 0, SEEK_SET) != 0) {
-        sp_err_set(err, SP_ERR_SYS, r < 0 ? errno : ENOSPC,
-                   "cannot write a temporary file for the index in %s", idx_tmpdir());
-        return -1;
-    }
-    return 0;
-}
-
-struct idx_w *idx_w_new(bool may_spill, struct sp_err *err)
-{
-    struct idx_w *w = calloc(1, sizeof *w);
-    if (w != NULL)
-        w->buf = malloc(IDX_SPILL);
-    if (w == NULL || w->buf == NULL) {
-        free(w);
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the index");
-        return NULL;
-    }
-    w->spill = -1;
-    if (may_spill && idx_w_open_spill(w, err) != 0) {
-        idx_w_free(w);
-        return NULL;
-    }
-    return w;
-}
-
-bool idx_w_may_spill(bool size_known, uint64_t size)
-{
-    /* A piece holds at least one 4 KiB block but the last of a stretch, and
-     * a record takes at most IDX_REC_MAX bytes. */
-    return !size_known || size / 4096 + 2 > IDX_SPILL / IDX_REC_MAX;
-}
-
-static size_t idx_leb(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    do {
-        p[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v != 0)
-            p[n] |= 0x80;
-        n++;
-    } while (v != 0);
-    return n;
-}
-
-/* An unnamed file in $TMPDIR (or /tmp) for records beyond IDX_SPILL. */
-static int idx_tmpfile(void)
-{
-    const char *dir = idx_tmpdir();
-    int fd = -1;
-#ifdef O_TMPFILE
-    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-        return fd;
-#endif
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/spigz-index-XXXXXX", dir) >= (int)sizeof path) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path);
-    return fd;
-}
-
-static int idx_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t r = write(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int idx_w_spill(struct idx_w *w)
-{
-    if (w->spill < 0 && (w->spill = idx_tmpfile()) < 0) {
-        sp_err_set(&w->err, SP_ERR_SYS, errno, "cannot create a temporary file for the index in %s",
-                   idx_tmpdir());
-        return -1;
-    }
-    if (idx_write_all(w->spill, w->buf, w->len) != 0) {
-        sp_err_set(&w->err, SP_ERR_SYS, errno, "cannot write the index's temporary file in %s",
-                   idx_tmpdir());
-        return -1;
-    }
-    w->spilled += w->len;
-    w->len = 0;
-    return 0;
-}
-
-int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t crc,
-              struct sp_err *err)
-{
-    if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
-        (void)idx_w_spill(w);
-    if (w->err.kind != SP_OK) {
-        *err = w->err;
-        return -1;
-    }
-    uint8_t *p = w->buf + w->len;
-    size_t n = idx_leb(p, ulen << 1 | (data ? 1 : 0));
-    n += idx_leb(p + n, clen);
-    if (data) {
-        idx_put_le(p + n, crc, 4);
-        n += 4;
-    }
-    w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
-    w->len += n;
-    w->n++;
-    return 0;
-}
-
-/* Append n payload bytes (at most IDX_REC_MAX) through the spill buffer. */
-static int idx_w_bytes(struct idx_w *w, const uint8_t *p, size_t n, struct sp_err *err)
-{
-    if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
-        (void)idx_w_spill(w);
-    if (w->err.kind != SP_OK) {
-        *err = w->err;
-        return -1;
-    }
-    memcpy(w->buf + w->len, p, n);
-    w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
-    w->len += n;
-    return 0;
-}
-
-int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp_err *err)
-{
-    uint8_t rec[IDX_REC_MAX];
-    if (n == 0)
-        return 0;
-    if (idx_w_bytes(w, rec, idx_leb(rec, n), err) != 0)
-        return -1;
-    uint64_t end = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k = idx_leb(rec, r[i].off - end);
-        k += idx_leb(rec + k, r[i].len);
-        if (idx_w_bytes(w, rec, k, err) != 0)
-            return -1;
-        end = r[i].off + r[i].len;
-    }
-    w->bad = true;
-    return 0;
-}
-
-bool idx_note_valid(const char *t)
-{
-    size_t n = strlen(t);
-    return n > 0 && n <= IDX_NOTE_MAX && txt_printable((const uint8_t *)t, n);
-}
-
-int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct sp_err *err)
-{
-    uint8_t rec[IDX_REC_MAX];
-    size_t keep = 0;
-    for (size_t i = 0; i < n; i++)
-        keep += idx_note_valid(notes[i]);
-    if (keep > IDX_NOTES_MAX)
-        keep = IDX_NOTES_MAX;
-    if (keep == 0)
-        return 0;
-    if (idx_w_bytes(w, rec, idx_leb(rec, keep), err) != 0)
-        return -1;
-    for (size_t i = 0, done = 0; i < n && done < keep; i++) {
-        if (!idx_note_valid(notes[i]))
-            continue;
-        size_t len = strlen(notes[i]);
-        if (idx_w_bytes(w, rec, idx_leb(rec, len), err) != 0 ||
-            idx_w_bytes(w, (const uint8_t *)notes[i], len, err) != 0)
-            return -1;
-        done++;
-    }
-    w->notes = true;
-    return 0;
-}
-
-/* One index member holding m payload bytes. */
-static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
-{
-    uint8_t h[16];
-    memcpy(h, idx_hdr, 10);
-    idx_put_le(h + 10, m + 4, 2);
-    h[12] = 'S';
-    h[13] = 'I';
-    idx_put_le(h + 14, m, 2);
-    if (out_write(o, h, sizeof h) != 0 || out_write(o, payload, m) != 0)
-        return -1;
-    return out_write(o, idx_end, sizeof idx_end);
-}
-
-static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
-                        uint64_t header_len, uint64_t index_len)
-{
-    uint8_t f[IDX_FOOTER_LEN];
-    memset(f, 0, sizeof f);
-    memcpy(f, idx_hdr, 10);
-    idx_put_le(f + 10, 4 + IDX_FOOTER_PAYLOAD, 2);
-    f[12] = 'S';
-    f[13] = 'F';
-    idx_put_le(f + 14, IDX_FOOTER_PAYLOAD, 2);
-    f[16] = 1; /* version; reserved stays 0 */
-    f[17] = (w->bad ? IDX_FLAG_BAD : 0) | (w->notes ? IDX_FLAG_NOTES : 0);
-    idx_put_le(f + 20, total, 8);
-    idx_put_le(f + 28, data_len, 8);
-    idx_put_le(f + 36, header_len, 8);
-    idx_put_le(f + 44, index_len, 8);
-    idx_put_le(f + 52, w->n, 8);
-    idx_put_le(f + 60, w->crc, 4);
-    idx_put_le(f + 64, (uint32_t)crc32(0, f + 16, 48), 4);
-    memcpy(f + 68, idx_end, sizeof idx_end);
-    return out_write(o, f, sizeof f);
-}
-
-int idx_w_finish(struct idx_w *w, struct out *o, uint64_t total, uint64_t data_len,
-                 uint64_t header_len)
-{
-    if (w->err.kind != SP_OK) {
-        o->err = w->err;
-        return -1;
-    }
-    uint64_t payload = w->spilled + w->len;
-    uint64_t members = (payload + IDX_MEMBER_MAX - 1) / IDX_MEMBER_MAX;
-    uint64_t index_len = payload + members * (16 + sizeof idx_end);
-    uint8_t chunk[IDX_MEMBER_MAX];
-    /* Spilled records first, re-read from the temporary file. */
-    for (uint64_t off = 0; off < payload; off += IDX_MEMBER_MAX) {
-        size_t m = payload - off < IDX_MEMBER_MAX ? (size_t)(payload - off) : IDX_MEMBER_MAX;
-        size_t k = 0;
-        while (off + k < w->spilled && k < m) {
-            size_t want = m - k;
-            if (w->spilled - off - k < want)
-                want = (size_t)(w->spilled - off - k);
-            ssize_t r = pread(w->spill, chunk + k, want, (off_t)(off + k));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                sp_err_set(&o->err, SP_ERR_WRITE, r < 0 ? errno : EIO,
-                           "cannot read the index's temporary file");
-                return -1;
-            }
-            k += (size_t)r;
-        }
-        if (k < m) /* the rest from memory (off + k >= spilled here) */
-            memcpy(chunk + k, w->buf + (off + k - w->spilled), m - k);
-        if (idx_w_member(o, chunk, m) != 0)
-            return -1;
-    }
-    return idx_w_footer(w, o, total, data_len, header_len, index_len);
-}
-
-void idx_w_free(struct idx_w *w)
-{
-    if (w == NULL)
-        return;
-    if (w->spill >= 0)
-        close(w->spill);
-    free(w->buf);
-    free(w);
-}
-
-/* ==== reading ==== */
-
-/* pread exactly n bytes at off; 0, or -1 with errno (EIO for a short file). */
+/* pread exactly n bytes at off; 0, or -1 with errno: EIO for a short file,
+ * which the callers take as a cut index rather than a read error. */
 static int idx_pread(int fd, uint64_t off, uint8_t *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    int rc = io_pread_exact(fd, p, n, off);
+    if (rc == IO_SHORT)
+        errno = EIO;
+    return rc == 0 ? 0 : -1;
 }
 
 struct idx_rd {
@@ -382,10 +37,7 @@ static int idx_rd_getc(void *ctx)
         if (r->off >= r->end)
             return -1;
         size_t n = r->end - r->off < sizeof r->buf ? (size_t)(r->end - r->off) : sizeof r->buf;
-        ssize_t got;
-        do
-            got = pread(r->fd, r->buf, n, (off_t)r->off);
-        while (got < 0 && errno == EINTR);
+        ssize_t got = io_pread_once(r->fd, r->buf, n, r->off);
         if (got <= 0) {
             r->failed = got < 0;
             return got < 0 ? -2 : -1;
@@ -581,7 +233,7 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
         s->why = "the pieces run past the data member";
         return -1;
     }
-    uint32_t crc = data ? (uint32_t)idx_get_le(p + a + b, 4) : crcz_zeros(0, ulen);
+    uint32_t crc = data ? le_get32(p + a + b) : crcz_zeros(0, ulen);
     s->x->p[s->k] = (struct idx_piece){s->uoff, s->coff, crc, data};
     if (data && ulen > s->x->max_ulen)
         s->x->max_ulen = ulen;
@@ -618,23 +270,23 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
     size_t carry = 0;
     *payload_crc = 0;
     while (from < to) {
-        uint8_t h[16];
-        if (to - from < 16 + sizeof idx_end) {
+        uint8_t h[IDX_MEMBER_HEAD];
+        if (to - from < IDX_MEMBER_HEAD + sizeof idx_end) {
             s->why = "an index member is cut short";
             return -1;
         }
-        if (idx_pread(fd, from, h, 16) != 0)
+        if (idx_pread(fd, from, h, sizeof h) != 0)
             goto short_read;
-        size_t m = (size_t)idx_get_le(h + 14, 2);
+        size_t m = (size_t)le_get16(h + 14);
         if (memcmp(h, idx_hdr, 10) != 0 || h[12] != 'S' || h[13] != 'I' || m == 0 ||
-            m > IDX_MEMBER_MAX || idx_get_le(h + 10, 2) != m + 4 ||
-            to - from < 16 + m + sizeof idx_end) {
+            m > IDX_MEMBER_MAX || le_get16(h + 10) != m + 4 ||
+            to - from < IDX_MEMBER_HEAD + m + sizeof idx_end) {
             s->why = "an index member is malformed";
             return -1;
         }
         uint8_t end[sizeof idx_end];
-        if (idx_pread(fd, from + 16, work + carry, m) != 0 ||
-            idx_pread(fd, from + 16 + m, end, sizeof end) != 0)
+        if (idx_pread(fd, from + IDX_MEMBER_HEAD, work + carry, m) != 0 ||
+            idx_pread(fd, from + IDX_MEMBER_HEAD + m, end, sizeof end) != 0)
             goto short_read;
         if (memcmp(end, idx_end, sizeof end) != 0) {
             s->why = "an index member is not empty";
@@ -652,7 +304,7 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
         }
         carry = n - i;
         memmove(work, work + i, carry);
-        from += 16 + m + sizeof idx_end;
+        from += IDX_MEMBER_HEAD + m + sizeof idx_end;
     }
     if (carry != 0) {
         s->why = "the index ends inside a record";
@@ -680,22 +332,22 @@ short_read:
 /* Footer checks (FORMAT.md 4.1-4.2): fills the sizes in *x. */
 static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
 {
-    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
-        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD)
+    if (memcmp(f, idx_hdr, 10) != 0 || le_get16(f + 10) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || le_get16(f + 14) != IDX_FOOTER_PAYLOAD)
         return ""; /* not a spigz footer: a plain gzip file */
     if (memcmp(f + 68, idx_end, sizeof idx_end) != 0)
         return "the footer member is not empty";
-    if ((uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+    if (le_get32(f + 64) != (uint32_t)crc32(0, f + 16, 48))
         return "the footer's checksum does not match";
     if (f[16] != 1)
         return "unknown index version";
     if ((f[17] & ~(IDX_FLAG_BAD | IDX_FLAG_NOTES)) != 0 || f[18] != 0 || f[19] != 0)
         return "unknown index flags";
-    x->total = idx_get_le(f + 20, 8);
-    x->data_len = idx_get_le(f + 28, 8);
-    x->header_len = idx_get_le(f + 36, 8);
-    x->index_len = idx_get_le(f + 44, 8);
-    x->n = idx_get_le(f + 52, 8);
+    x->total = le_get64(f + 20);
+    x->data_len = le_get64(f + 28);
+    x->header_len = le_get64(f + 36);
+    x->index_len = le_get64(f + 44);
+    x->n = le_get64(f + 52);
     if (x->data_len > size || x->index_len > size ||
         x->data_len + x->index_len + IDX_FOOTER_LEN > size)
         return "the sizes in the footer do not add up to the file's";
@@ -729,8 +381,8 @@ static const char *idx_data_member(int fd, struct idx *x, uint32_t *isize,
         return "the data member's header does not match the footer";
     if (t[0] != 0x03 || t[1] != 0x00)
         return "the data member does not end as the index says";
-    x->crc = (uint32_t)idx_get_le(t + 2, 4);
-    *isize = (uint32_t)idx_get_le(t + 6, 4);
+    x->crc = le_get32(t + 2);
+    *isize = le_get32(t + 6);
     return NULL;
 }
 
@@ -743,11 +395,11 @@ int idx_start(int fd, uint64_t lo, uint64_t end, uint64_t *start, struct sp_err 
         sp_err_set(err, SP_ERR_READ, errno, "read error");
         return -1;
     }
-    if (memcmp(f, idx_hdr, 10) != 0 || idx_get_le(f + 10, 2) != 4 + IDX_FOOTER_PAYLOAD ||
-        f[12] != 'S' || f[13] != 'F' || idx_get_le(f + 14, 2) != IDX_FOOTER_PAYLOAD ||
-        (uint32_t)idx_get_le(f + 64, 4) != (uint32_t)crc32(0, f + 16, 48))
+    if (memcmp(f, idx_hdr, 10) != 0 || le_get16(f + 10) != 4 + IDX_FOOTER_PAYLOAD ||
+        f[12] != 'S' || f[13] != 'F' || le_get16(f + 14) != IDX_FOOTER_PAYLOAD ||
+        le_get32(f + 64) != (uint32_t)crc32(0, f + 16, 48))
         return 0;
-    uint64_t data_len = idx_get_le(f + 28, 8), index_len = idx_get_le(f + 44, 8);
+    uint64_t data_len = le_get64(f + 28), index_len = le_get64(f + 44);
     uint64_t room = end - lo - IDX_FOOTER_LEN;
     if (data_len > room || index_len > room - data_len)
         return 0;
@@ -812,7 +464,7 @@ static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
     if (mr != 0)
         return idx_reject(x, s.why, why, whylen);
     x->p[x->n] = (struct idx_piece){s.uoff, s.coff, 0, false};
-    if (pcrc != (uint32_t)idx_get_le(f + 60, 4))
+    if (pcrc != le_get32(f + 60))
         return idx_reject(x, "the index payload's checksum does not match", why, whylen);
     if (s.k != x->n)
         return idx_reject(x, "fewer records than the footer says", why, whylen);

@@ -1,11 +1,11 @@
 /* out.c — see out.h. */
 #include "config.h"
 #include "out.h"
+#include "io.h"
 #include "pipe.h"
 
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 static const uint8_t out_zero_page[OUT_BUF];
 
@@ -21,19 +21,11 @@ void out_init(struct out *o, int fd)
 
 static int out_raw(struct out *o, const uint8_t *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(o->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            o->failed = 1;
-            sp_err_set(&o->err, SP_ERR_WRITE, errno, "write error");
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    if (io_write(o->fd, p, n, NULL) == 0)
+        return 0;
+    o->failed = 1;
+    sp_err_set(&o->err, SP_ERR_WRITE, errno, "write error");
+    return -1;
 }
 
 int out_flush(struct out *o)
