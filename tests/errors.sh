@@ -138,7 +138,7 @@ rm -f "$W/unr" "$R/unr"
 # so there the limit stops the runtime, not spigz: checked in plain builds.
 if [ -n "${SPIGZ_SANITIZER:-}" ]; then
     echo "NOTE: the ulimit -v check of -1 runs in plain builds only (not under $SPIGZ_SANITIZER)"
-elif "$SPIGZ" -V 2>&1 | grep -q 'ISA-L'; then
+elif has_level 1 "the ulimit -v check of -1"; then
     mk lim $((3 * M))
     (cd "$W" && ulimit -v 1500000 && exec timeout "$HANG" "$SPIGZ" -1 -p 2 lim) > "$T/out" 2> "$T/err"
     RC=$? CMD="spigz -1 -p 2 lim (ulimit -v 1500000)"

@@ -80,6 +80,8 @@ EOF
 for img in mostly-zero half full random text empty; do
     f=$T/img/$img
     for opts in "-6" "-1 -b 256" "-9 --estimate=full"; do
+        l=${opts%% *}
+        has_level "${l#-}" "$img $opts" || continue
         case $opts in *full*) e=( $opts ) ;; *) e=( --estimate $opts ) ;; esac
         c=( ${opts/--estimate=full/} )
         actual=$("$SPIGZ" -c "${c[@]}" -p 2 < "$f" | wc -c) # stdin: no name stored

@@ -6,6 +6,20 @@ export PYTHONDONTWRITEBYTECODE=1
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
 # What inflates a foreign file read by name: ISA-L when spigz has it.
 if "$SPIGZ" -V | grep -q '^engines: ISA-L'; then FAST_INFLATE=ISA-L; else FAST_INFLATE=zlib; fi
+# LEVELS: the compression levels this build has, as -V lists them, between
+# spaces (" 0 1 ... 12 "): a build without ISA-L has no 1 to 3, one without
+# libdeflate none above 9 (src/core/engine.h).  has_level N [WHAT]: true
+# when it has level N; else it notes that WHAT (the caller's checks at that
+# level) is skipped, for that level only.  tests/cli.sh checks the refusal.
+LEVELS=" $("$SPIGZ" -V | sed -n '/not in this build/d; s/^  level *\([0-9]*\):.*/\1/p' | tr '\n' ' ')"
+has_level() {
+    case $LEVELS in *" $1 "*) return 0 ;; esac
+    echo "NOTE: this spigz has no level $1: ${2:-its checks at that level} skipped"
+    return 1
+}
+# FAST: the fastest level it has (1, or 4 without ISA-L), for runs whose
+# level does not matter.
+case $LEVELS in *" 1 "*) FAST=1 ;; *) FAST=4 ;; esac
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
 # A test that attaches a loop device sets LOOPDEV (more of them: LOOPDEVS,

@@ -491,11 +491,11 @@ loop_cases() {
     dev_kept "--rescue -c DEV --bad-map DEV: the device intact"
 }
 head -c $((4 * 1024 * 1024)) /dev/urandom > raw
-"$SPIGZ" -1 -c raw > dev.img
+"$SPIGZ" -$FAST -c raw > dev.img
 truncate -s 8M dev.img
 printf 'label: dos\nstart=4096, size=8192, type=83\n' | sfdisk -q --no-tell-kernel dev.img 2> /dev/null
 cp dev.img dev.ref
-"$SPIGZ" -1 -c dev.ref > devb.gz
+"$SPIGZ" -$FAST -c dev.ref > devb.gz
 if LOOPDEV=$(losetup -f --show dev.img 2> /dev/null) && [ -b "$LOOPDEV" ]; then
     loop_cases
     # a partition's range on a second loop device of the same image: its
