@@ -12,6 +12,7 @@
 # every file back: read whole, the original itself; mapped with the dispute
 # read as data, the original with its free space zeroed.
 . "$(dirname "$0")/lib.sh"
+need_free_zero # a build without it: the refusal checked, then SKIP
 need python3 mkfs.vfat mcopy mdel mdeltree fsck.vfat mkfs.exfat fsck.exfat \
     mount.exfat-fuse losetup cmp diff
 PY3=$(python3 -c 'import sys; print(sys.executable)') || PY3=python3

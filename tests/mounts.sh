@@ -9,6 +9,7 @@
 # Every mount, loop device, namespace and process made here is released
 # at the end and checked for.
 . "$(dirname "$0")/lib.sh"
+need_free_zero # a build without it: the refusal checked, then SKIP
 need losetup mke2fs mount umount unshare nsenter mkfifo
 cd "$T" || exit 1
 S=512
