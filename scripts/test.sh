@@ -4,8 +4,9 @@
 # `make distcheck`, which also proves the release tarball builds and passes;
 # then the unit tests again under AddressSanitizer/UBSan and the pipeline
 # under ThreadSanitizer (scripts/sanitize.sh), a short run of each fuzzer
-# (scripts/fuzz.sh), and the Debian package built, installed and tried
-# (scripts/deb.sh).
+# (scripts/fuzz.sh), the Debian package built, installed and tried
+# (scripts/deb.sh), and every other configuration configure offers, each
+# built and tested on what it changes (scripts/builds.sh).
 set -eu
 cd "$(dirname "$0")/.."
 # What the tests leave in the temporary directory is checked at the end:
@@ -34,6 +35,7 @@ scripts/sanitize.sh
 FUZZ_SEED=1 scripts/fuzz.sh 30
 # The Debian package: builds, lintian, installs, works, removed again.
 scripts/deb.sh
+scripts/builds.sh
 left=
 for f in $(tmp_list); do
     case $tmp_before in *" $f "*) ;; *) left="$left $f" ;; esac
