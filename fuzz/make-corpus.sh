@@ -95,5 +95,5 @@ if [ -d "$badgz" ]; then
     done
 fi
 chmod 644 "$dec"/* "$idx"/*
-echo "decode: $(ls "$dec" | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
-echo "index:  $(ls "$idx" | wc -l) files, $(cat "$idx"/* | wc -c) bytes"
+echo "decode: $(find "$dec" -type f | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
+echo "index:  $(find "$idx" -type f | wc -l) files, $(cat "$idx"/* | wc -c) bytes"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # What the tests leave in the temporary directory is checked at the end:
 # every spigz* entry that was not there before is a test that did not clean up.
 tmp=${TMPDIR:-/tmp}
-tmp_list() { ls -A "$tmp" | grep '^spigz' || true; }
+tmp_list() { find "$tmp" -mindepth 1 -maxdepth 1 -name 'spigz*' -printf '%f\n'; }
 tmp_before=" $(tmp_list | tr '\n' ' ') "
 scripts/deps.sh test
 scripts/build.sh

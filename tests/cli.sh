@@ -714,9 +714,10 @@ touch -d @1234567890 "$W/tm"
 # hdr FILE: "MTIME FNAME-flag" of a gzip file's first member
 hdr() { od -An -tu1 -j3 -N5 "$1" | awk '{ print $2 + 256 * ($3 + 256 * ($4 + 256 * $5)), ($1 >= 8) ? "name" : "noname" }'; }
 for o in "" -m -M -n "-n -M" "-N -m" "-m -N" -nm -Mm -mM; do
-    # shellcheck disable=SC2086 # $o: zero to two words
+    # shellcheck disable=SC2086 # $o: zero to two options
     run -c $o tm
     rc_is "-c $o" 0
+    # shellcheck disable=SC2086 # the same list
     (cd "$W" && gzip -c $o tm) > "$T/g.gz"
     check "-c $o: MTIME and name as gzip's ($(hdr "$T/out"), gzip $(hdr "$T/g.gz"))" \
         [ "$(hdr "$T/out")" = "$(hdr "$T/g.gz")" ]
@@ -725,10 +726,11 @@ done
 (cd "$W" && gzip -c tm) > "$T/tm.gz"
 for o in "" -N -M -m "-N -m" "-m -N" "-n -M" "-M -n"; do
     for p in g s; do
-        rm -rf "$W/$p" && mkdir "$W/$p" && cp "$T/tm.gz" "$W/$p/x.gz" && touch -d @1500000000 "$W/$p/x.gz"
+        rm -rf "${W:?}/$p" && mkdir "$W/$p" && cp "$T/tm.gz" "$W/$p/x.gz" && touch -d @1500000000 "$W/$p/x.gz"
     done
+    # shellcheck disable=SC2086 # $o is a list of options
     (cd "$W/g" && gzip -d $o x.gz)
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # the same list
     (cd "$W/s" && "$SPIGZ" -d $o x.gz) 2> "$T/err"
     got=$(cd "$W/s" && stat -c '%n %Y' -- *) want=$(cd "$W/g" && stat -c '%n %Y' -- *)
     check "-d $o: the name and time gzip restores ('$got', gzip '$want')" [ "$got" = "$want" ]

@@ -319,6 +319,7 @@ sig XFSZ o
 # (gzip itself says nothing and dies by it too)
 for args in "-k big" "-d -k big.gz"; do
     [ "$args" = "-d -k big.gz" ] && "$SPIGZ" -k "$W/big" 2> /dev/null && cp "$W/big.gz" "$R/big.gz"
+    # shellcheck disable=SC2086 # $args is a list of arguments
     (cd "$W" && ulimit -c 0 && ulimit -f 8192 && exec env --default-signal=XFSZ "$SPIGZ" -f $args) 2> "$T/err"
     RC=$? CMD="spigz -f $args (ulimit -f 8192)"
     rc_is "a file size limit ($args): killed by SIGXFSZ" $((128 + $(kill -l XFSZ)))

@@ -311,14 +311,14 @@ EOF
 "$SPIGZ" --free=zero -c ovl.img > w.gz 2> w.err; s=$?
 check "MBR entries overlapping: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
 check "MBR entries overlapping: said" grep -q "overlaps another" w.err
-# shellcheck disable=SC2086 # a list of specs
+# shellcheck disable=SC2086,SC2046 # a list of specs
 "$PY3" "$FSFREE" expect ovl.img e.img $(bytes_of $(mapped $LOGICALS))
 check "MBR entries overlapping: those two read whole, the logicals mapped" \
     sh -c "'$SPIGZ' -dc w.gz | cmp -s - e.img"
 "$SPIGZ" --free=zero -c far.img > w.gz 2> w.err; s=$?
 check "MBR entry past the disk: status $s, expected 2 ($(head -c 300 w.err))" [ "$s" -eq 2 ]
 check "MBR entry past the disk: said" grep -q "outside the disk" w.err
-# shellcheck disable=SC2086 # a list of specs
+# shellcheck disable=SC2086,SC2046 # a list of specs
 "$PY3" "$FSFREE" expect far.img e.img $(bytes_of vfat@63+$((24 * 2048)) $(mapped $LOGICALS))
 check "MBR entry past the disk: read whole, the others mapped" \
     sh -c "'$SPIGZ' -dc w.gz | cmp -s - e.img"

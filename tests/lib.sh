@@ -1,5 +1,7 @@
 # lib.sh — shared helpers for the shell tests.  Source it; it sets up a
 # scratch directory (removed on exit) and counts failures.
+# shellcheck shell=bash # sourced by bash tests (export_index.sh, POSIX sh, uses its POSIX part)
+# shellcheck disable=SC2034 # its variables are for the tests that source it
 set -u
 # Python helpers import each other from the sources: no __pycache__ there.
 export PYTHONDONTWRITEBYTECODE=1

@@ -78,7 +78,7 @@ umount m && MNTS=()
 # a mount point longer than any fixed buffer (mountinfo fields are read
 # whole: a 2,200-byte path once pushed "rw" out of the options' place)
 LONG=$T/lp
-for i in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
+for _ in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
 mkdir -p "$LONG"
 mount "$P" "$LONG" && MNTS+=("$LONG") || fail "mount $P on a long path"
 refused "mounted on a 2,200-byte path" d.img "is mounted read-write on $T/lp/"

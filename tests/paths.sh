@@ -233,6 +233,7 @@ bm_refused "-d -f -o OUT --bad-map OUT (OUT exists)"
 kept "-d -f -o OUT --bad-map OUT: the old OUT kept" out.old img.ref
 sp -- -dc --bad-map o.raw b.gz
 rc_is "-dc --bad-map M (stdout elsewhere)" 0
+# shellcheck disable=SC2094 # the same file in and out: the refusal is the test
 timeout "$HANG" "$SPIGZ" -dc --bad-map o2.raw b.gz > o2.raw 2> "$T/err"
 RC=$? CMD="spigz -dc --bad-map o2.raw b.gz > o2.raw"
 bm_refused "-dc --bad-map STDOUT-FILE"
@@ -335,12 +336,14 @@ sp -- --export-index=gztool -f -o xl x.gz
 rc_is "--export-index -f -o LINK-TO-IN IN" 1
 kept "--export-index -o LINK-TO-IN IN: intact" x.gz b.ref
 CMD="spigz --export-index=gztool -c x.gz >> x.gz"
+# shellcheck disable=SC2094 # the same file in and out: the refusal is the test
 timeout "$HANG" "$SPIGZ" --export-index=gztool -c x.gz >> x.gz 2> "$T/err"
 RC=$?
 rc_is "--export-index -c IN >> IN" 1
 err_has "--export-index -c IN >> IN" "x.gz: input and output are the same file"
 kept "--export-index -c IN >> IN: nothing appended" x.gz b.ref
 CMD="spigz --export-index=gztool -c < x.gz >> x.gz"
+# shellcheck disable=SC2094 # the same file in and out: the refusal is the test
 timeout "$HANG" "$SPIGZ" --export-index=gztool -c < x.gz >> x.gz 2> "$T/err"
 RC=$?
 rc_is "--export-index -c < IN >> IN" 1
@@ -461,16 +464,19 @@ loop_cases() {
     rc_is "--export-index -o DEV DEV" 1
     dev_kept "--export-index -o DEV DEV: the device intact"
     CMD="spigz -c DEV > DEV"
+    # shellcheck disable=SC2094 # the same file in and out: the refusal is the test
     timeout "$HANG" "$SPIGZ" -c "$L" > "$L" 2> "$T/err"
     RC=$?
     rc_is "-c DEV > DEV" 1
     dev_kept "-c DEV > DEV: the device intact"
     CMD="spigz -dc DEV > DEV"
+    # shellcheck disable=SC2094 # the same file in and out: the refusal is the test
     timeout "$HANG" "$SPIGZ" -dc "$L" > "$L" 2> "$T/err"
     RC=$?
     rc_is "-dc DEV > DEV" 1
     dev_kept "-dc DEV > DEV: the device intact"
     CMD="spigz -c < DEV -o DEV"
+    # shellcheck disable=SC2094 # the same file in and out: the refusal is the test
     timeout "$HANG" "$SPIGZ" -o "$L" < "$L" > /dev/null 2> "$T/err"
     RC=$?
     rc_is "-o DEV < DEV" 1
