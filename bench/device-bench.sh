@@ -58,8 +58,8 @@ loop=$(losetup --direct-io=on --find --show "$dir/target.img")
 
 # med3 CMD...: the median wall time of three runs, in seconds.
 med3() {
-    local a=() i s e
-    for i in 1 2 3; do
+    local a=() s e
+    for _ in 1 2 3; do
         s=$(date +%s.%N)
         "$@" > /dev/null 2>&1
         e=$(date +%s.%N)

@@ -144,7 +144,7 @@ rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); }
 warm "$U" "$Z"
 ts=()
-for i in 1 2 3; do ts+=("$(timed "$o/used-free.gz" "$spigz" -p "$threads" --free=zero -c "$U")"); done
+for _ in 1 2 3; do ts+=("$(timed "$o/used-free.gz" "$spigz" -p "$threads" --free=zero -c "$U")"); done
 t_free=$(median3 "${ts[@]}")
 s_free=$(stat -c %s "$o/used-free.gz")
 acct=$("$spigz" -p "$threads" --free=zero -vv -c "$U" 2>&1 > /dev/null)
@@ -153,7 +153,7 @@ read_free=$(echo "$acct" | sed -n 's/.*(\([0-9]*\) bytes in, .* \([0-9]*\) holes
 meta=$(echo "$acct" | sed -n 's/.*; \(.*\) of metadata read.*/\1/p')
 row "spigz --free=zero -p $threads, used disk" "$t_free" "$s_free" "$read_free + $meta metadata" "median of 3: ${ts[*]}"
 ts=()
-for i in 1 2 3; do ts+=("$(timed "$o/zeroed.gz" "$spigz" -p "$threads" -c "$Z")"); done
+for _ in 1 2 3; do ts+=("$(timed "$o/zeroed.gz" "$spigz" -p "$threads" -c "$Z")"); done
 t_zero=$(median3 "${ts[@]}")
 s_zero=$(stat -c %s "$o/zeroed.gz")
 row "spigz -p $threads, the disk with its free space zeroed" "$t_zero" "$s_zero" "$SIZE" "median of 3: ${ts[*]}"
@@ -175,7 +175,7 @@ t=$(timed /dev/null e2image -Qa "$l2" "$o/p2.qcow2")
 row "e2image -Qa (p2)" "$t" "$(stat -c %s "$o/p2.qcow2")" "used blocks" "qcow2, uncompressed; the ext4 only"
 unloop "$l1"; unloop "$l2"
 ts=()
-for i in 1 2 3; do ts+=("$(timed "$o/est.txt" "$spigz" -p "$threads" --free=zero --estimate --format=kv "$U")"); done
+for _ in 1 2 3; do ts+=("$(timed "$o/est.txt" "$spigz" -p "$threads" --free=zero --estimate --format=kv "$U")"); done
 t_est=$(median3 "${ts[@]}")
 est_size=$(sed -n 's/^size=//p' "$o/est.txt" | cut -d. -f1)
 est_zero=$(sed -n 's/^zero_bytes=//p' "$o/est.txt")

@@ -90,5 +90,5 @@ for f in inflate-block-type-3 inflate-stored-nlen-equal inflate-cl-incomplete \
     cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
 done
 chmod 644 "$dec"/* "$idx"/*
-echo "decode: $(ls "$dec" | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
-echo "index:  $(ls "$idx" | wc -l) files, $(cat "$idx"/* | wc -c) bytes"
+echo "decode: $(find "$dec" -type f | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
+echo "index:  $(find "$idx" -type f | wc -l) files, $(cat "$idx"/* | wc -c) bytes"

@@ -43,10 +43,16 @@ before=no
 dpkg-query -W -f='${Status}' spigz 2>/dev/null | grep -q "install ok installed" && before=yes
 $sudo dpkg -i "$deb" > /dev/null
 fail=0
-ck() { # DESCRIPTION COMMAND...: one check of the installed package
+ck() { # DESCRIPTION COMMAND...: one check of the installed package (its output shown if it fails)
     d=$1
     shift
-    if "$@" > /dev/null 2>&1; then echo "deb: ok: $d"; else echo "deb: FAIL: $d" >&2; fail=1; fi
+    if out=$("$@" 2>&1); then
+        echo "deb: ok: $d"
+    else
+        echo "deb: FAIL: $d" >&2
+        printf '%s\n' "$out" | tail -n 20 >&2
+        fail=1
+    fi
 }
 t=$work/smoke
 mkdir -p "$t"

@@ -35,6 +35,7 @@ esac
 mkdir -p "$dir/cfg" "$dir/obj"
 
 # config.h from a configure run with the same compiler.
+# shellcheck disable=SC3013 # -nt: dash (Debian's sh) and bash have it
 if [ ! -f "$dir/cfg/config.h" ] || [ "$top/configure" -nt "$dir/cfg/config.h" ]; then
     # A tree configured in place refuses a configure run elsewhere: run the
     # one of a clean copy of its distributed files then.
@@ -54,7 +55,9 @@ fi
 layout_cflags=
 for lib in ISAL:libisal BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
     if grep -q "^#define HAVE_${lib%%:*} 1" "$dir/cfg/config.h"; then
+        # shellcheck disable=SC2086 # ${lib#*:} is a list of packages
         libs="$(pkg-config --libs ${lib#*:}) $libs"
+        # shellcheck disable=SC2086 # the same list
         layout_cflags="$layout_cflags $(pkg-config --cflags ${lib#*:})"
     fi
 done
@@ -80,12 +83,15 @@ for src in "$top"/src/core/*.c "$top"/src/compress/*.c "$top"/src/restore/*.c \
     incs="-I$top/src/$layer -I$top/src/core"
     [ "$layer" = cli ] && incs=$all_layers
     obj=$dir/obj/$base.o
+    # shellcheck disable=SC3013 # -nt: dash (Debian's sh) and bash have it
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find "$top/src" -name '*.h' -newer "$obj")" ]; then
+        # shellcheck disable=SC2086 # $cc and $cflags are lists of words
         $cc $cflags $incs -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
     fi
     objs="$objs $obj"
 done
 for t in $targets; do
+    # shellcheck disable=SC2086 # $cc, $cflags, $objs and $libs are lists of words
     $cc $cflags $all_layers -fsanitize=fuzzer "$top/fuzz/fuzz_$t.c" $objs $libs -o "$dir/fuzz_$t"
 done
 if $build_only; then

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "compress.h"
+#include "engine.h"
 
 /* Inflate the first gzip member and check it holds all of want; every
  * member after it (the index) must decode to nothing. */
@@ -205,8 +206,15 @@ START_TEST(mixed_layouts)
     size_t cap = 3u << 20;
     uint8_t *p = malloc(cap);
     for (unsigned seed = 1; seed <= 4; seed++) {
+        /* the last at level 1: ISA-L's pieces, where the build has them */
+        int level = seed == 4 ? 1 : 6;
+        if (eng_level_desc(level) == NULL) {
+            printf("NOTE: no level %d in this build (%s): mixed layouts not checked at it\n",
+                   level, eng_name());
+            continue;
+        }
         size_t n = make_mixed(p, cap - seed * 999, seed);
-        same_everywhere(p, n, seed == 4 ? 1 : 6);
+        same_everywhere(p, n, level);
     }
     free(p);
 }
@@ -218,7 +226,13 @@ START_TEST(every_level)
     uint8_t *p = malloc(cap);
     size_t n = make_mixed(p, cap, 99);
     struct cmp_stats st;
-    for (int level = 0; level <= 9; level++) {
+    /* the levels the engine has (engine.h): 1 to 3 with ISA-L, 10 to 12
+     * with libdeflate */
+    for (int level = 0; level <= eng_max_level(); level++) {
+        if (eng_level_desc(level) == NULL) {
+            printf("NOTE: no level %d in this build (%s): not checked\n", level, eng_name());
+            continue;
+        }
         struct buf b = compress_as(p, n, K_PIPE, 2, level, &st);
         check_gzip(&b, p, n);
         free(b.p);

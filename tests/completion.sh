@@ -36,10 +36,11 @@ complete_words() {
 # offers DESC "WANT..." WORDS...: completion offers exactly WANT.
 offers() {
     local d=$1 want got
+    # shellcheck disable=SC2086 # $2 is a list of words
     want=$(printf '%s\n' $2 | sort)
     shift 2
     got=$(complete_words "$@")
-    if [ "$got" = "$want" ]; then pass; else fail "$d: offered '$(echo $got)', expected '$(echo $want)'"; fi
+    if [ "$got" = "$want" ]; then pass; else fail "$d: offered '$(tr '\n' ' ' <<< "$got")', expected '$(tr '\n' ' ' <<< "$want")'"; fi
 }
 
 section "every long option of --help is offered"
@@ -49,9 +50,9 @@ complete_words spigz --e >> "$T/offered" # --estimate and --estimate=
 missing=$(sort -u "$T/offered" | comm -23 "$T/help-opts" -)
 check "options in --help but not offered: '$missing'" [ -z "$missing" ]
 # and nothing is offered that spigz does not take
-for o in $(sort -u "$T/offered"); do
+while read -r o; do
     "$SPIGZ" --help | grep -qE -- "(^|[ ,])${o%=}([ =,\[]|$)" || fail "offered $o, which --help does not list"
-done
+done < <(sort -u "$T/offered")
 
 section "values"
 offers "--sparse=" "auto always never" spigz --sparse = ""

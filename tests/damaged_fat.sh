@@ -13,6 +13,7 @@
 # read as data, the original with its free space zeroed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fslib.sh"
+need_free_zero # a build without it: the refusal checked, then SKIP
 need python3 mkfs.vfat mcopy mdel mdeltree fsck.vfat mkfs.exfat fsck.exfat \
     mount.exfat-fuse losetup cmp diff
 FSFREE="$srcdir/tests/py/fsfree.py"

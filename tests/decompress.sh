@@ -16,8 +16,6 @@ need gzip pigz bgzip igzip zopfli libdeflate-gzip python3 cmp stat timeout scrip
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
-MAXLV=12
-if "$SPIGZ" -V | grep -qi 'engine: zlib'; then MAXLV=9; fi
 K=1024
 M=$((1024 * 1024))
 G=$((1024 * 1024 * 1024))
@@ -415,7 +413,8 @@ for f in mixA mixB; do
         own "$f, spigz -c $opt" "$O/$f.gz" "$O/$f" lite
     done
 done
-for lv in $(seq 0 "$MAXLV"); do
+for lv in $(seq 0 12); do
+    has_level "$lv" "decoding spigz's output at -$lv" || continue
     "$SPIGZ" -c "-$lv" "$O/lmix" > "$O/lmix.gz" || fail "spigz -c -$lv failed"
     own "level $lv" "$O/lmix.gz" "$O/lmix" lite
 done
@@ -1092,7 +1091,7 @@ for i in range(6000):
     os.pwrite(fd, blk[:3900] + r.randbytes(100), i * 20480)
 os.ftruncate(fd, 6000 * 20480)
 ' "$X/many"
-"$SPIGZ" -1 -c "$X/many" > "$X/many.gz"
+"$SPIGZ" -$FAST -c "$X/many" > "$X/many.gz"
 "$PY3" -c '
 import random, sys
 sys.path.insert(0, sys.argv[1])

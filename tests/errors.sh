@@ -138,7 +138,7 @@ rm -f "$W/unr" "$R/unr"
 # so there the limit stops the runtime, not spigz: checked in plain builds.
 if [ -n "${SPIGZ_SANITIZER:-}" ]; then
     echo "NOTE: the ulimit -v check of -1 runs in plain builds only (not under $SPIGZ_SANITIZER)"
-elif "$SPIGZ" -V 2>&1 | grep -q 'ISA-L'; then
+elif has_level 1 "the ulimit -v check of -1"; then
     mk lim $((3 * M))
     (cd "$W" && ulimit -v 1500000 && exec timeout "$HANG" "$SPIGZ" -1 -p 2 lim) > "$T/out" 2> "$T/err"
     RC=$? CMD="spigz -1 -p 2 lim (ulimit -v 1500000)"
@@ -319,6 +319,7 @@ sig XFSZ o
 # (gzip itself says nothing and dies by it too)
 for args in "-k big" "-d -k big.gz"; do
     [ "$args" = "-d -k big.gz" ] && "$SPIGZ" -k "$W/big" 2> /dev/null && cp "$W/big.gz" "$R/big.gz"
+    # shellcheck disable=SC2086 # $args is a list of arguments
     (cd "$W" && ulimit -c 0 && ulimit -f 8192 && exec env --default-signal=XFSZ "$SPIGZ" -f $args) 2> "$T/err"
     RC=$? CMD="spigz -f $args (ulimit -f 8192)"
     rc_is "a file size limit ($args): killed by SIGXFSZ" $((128 + $(kill -l XFSZ)))

@@ -80,7 +80,11 @@ EOF
 for img in mostly-zero half full random text empty; do
     f=$T/img/$img
     for opts in "-6" "-1 -b 256" "-9 --estimate=full"; do
+        l=${opts%% *}
+        has_level "${l#-}" "$img $opts" || continue
+        # shellcheck disable=SC2206 # $opts is a list of options
         case $opts in *full*) e=( $opts ) ;; *) e=( --estimate $opts ) ;; esac
+        # shellcheck disable=SC2206 # the same list
         c=( ${opts/--estimate=full/} )
         actual=$("$SPIGZ" -c "${c[@]}" -p 2 < "$f" | wc -c) # stdin: no name stored
         if ! "$SPIGZ" "${e[@]}" -p 2 --format=kv < "$f" > "$T/r" 2> "$T/err"; then

@@ -1,5 +1,7 @@
 # lib.sh — shared helpers for the shell tests.  Source it; it sets up a
 # scratch directory (removed on exit) and counts failures.
+# shellcheck shell=bash # sourced by bash tests (export_index.sh, POSIX sh, uses its POSIX part)
+# shellcheck disable=SC2034 # its variables are for the tests that source it
 set -u
 # Python helpers import each other from the sources: no __pycache__ there.
 export PYTHONDONTWRITEBYTECODE=1
@@ -8,6 +10,52 @@ PY3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY3=python3
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
 # What inflates a foreign file read by name: ISA-L when spigz has it.
 if "$SPIGZ" -V | grep -q '^engines: ISA-L'; then FAST_INFLATE=ISA-L; else FAST_INFLATE=zlib; fi
+# LEVELS: the compression levels this build has, as -V lists them, between
+# spaces (" 0 1 ... 12 "): a build without ISA-L has no 1 to 3, one without
+# libdeflate none above 9 (src/core/engine.h).  has_level N [WHAT]: true
+# when it has level N; else it notes that WHAT (the caller's checks at that
+# level) is skipped, for that level only.  tests/cli.sh checks the refusal.
+LEVELS=" $("$SPIGZ" -V | sed -n '/not in this build/d; s/^  level *\([0-9]*\):.*/\1/p' | tr '\n' ' ')"
+has_level() {
+    case $LEVELS in *" $1 "*) return 0 ;; esac
+    echo "NOTE: this spigz has no level $1: ${2:-its checks at that level} skipped"
+    return 1
+}
+# FAST: the fastest level it has (1, or 4 without ISA-L), for runs whose
+# level does not matter.
+case $LEVELS in *" 1 "*) FAST=1 ;; *) FAST=4 ;; esac
+# FREE_ZERO: what --free=zero maps in this build (-V's line).  has_fs KIND
+# [WHAT]: true when it maps filesystem KIND (ext2/3/4 with libext2fs, ntfs
+# with libntfs-3g; vfat, exfat and swap by hand, with libblkid); else it
+# notes that WHAT is skipped, for that filesystem only.  need_free_zero: in
+# a build without --free=zero (configure --without-blkid) a test of it
+# checks the refusal and ends SKIP (77), saying that nothing else was checked.
+FREE_ZERO=$("$SPIGZ" -V | sed -n 's/^--free=zero: //p')
+has_fs() {
+    local by
+    case $1 in
+    ext*) by="ext2/3/4 by libext2fs" ;;
+    ntfs) by="NTFS by libntfs-3g" ;;
+    *) by="by hand" ;;
+    esac
+    case $FREE_ZERO in *"$by"*) return 0 ;; esac
+    echo "NOTE: this spigz reads $1 whole under --free=zero (spigz -V): ${2:-its checks} skipped"
+    return 1
+}
+need_free_zero() {
+    local s
+    case $FREE_ZERO in unavailable*) ;; *) return 0 ;; esac
+    printf 'data\n' > "$T/nofree"
+    "$SPIGZ" --free=zero -c "$T/nofree" > "$T/nofree.gz" 2> "$T/nofree.err"; s=$?
+    check "--free=zero in a build without it: status $s, expected 1" [ "$s" -eq 1 ]
+    check "--free=zero in a build without it: says why ($(cat "$T/nofree.err"))" \
+        grep -q "needs libblkid" "$T/nofree.err"
+    check "--free=zero in a build without it: no output" test ! -s "$T/nofree.gz"
+    echo "$(basename "$0"): $CHECKS checks, $FAILS failed; SKIP: --free=zero is $FREE_ZERO:" \
+        "nothing else checked"
+    [ "$FAILS" -eq 0 ] && exit 77
+    exit 1
+}
 : "${srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/spigz-test.XXXXXX")
 # A test that attaches a loop device sets LOOPDEV (more of them: LOOPDEVS,

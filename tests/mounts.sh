@@ -10,6 +10,7 @@
 # at the end and checked for.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fslib.sh"
+need_free_zero # a build without it: the refusal checked, then SKIP
 need losetup mke2fs mount umount unshare nsenter mkfifo
 cd "$T" || exit 1
 S=512
@@ -69,7 +70,7 @@ umount m
 # a mount point longer than any fixed buffer (mountinfo fields are read
 # whole: a 2,200-byte path once pushed "rw" out of the options' place)
 LONG=$T/lp
-for i in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
+for _ in $(seq 11); do LONG=$LONG/$(printf 'd%.0s' $(seq 200)); done
 mkdir -p "$LONG"
 mount "$P" "$LONG" && fs_mounted "$LONG" || fail "mount $P on a long path"
 refused "mounted on a 2,200-byte path" d.img "is mounted read-write on $T/lp/"

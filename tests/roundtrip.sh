@@ -486,6 +486,7 @@ for p in 1 2 3 4 5 6 7 8; do
 done
 rt "-p 8 output" "$T/p8.gz" "$T/in/pmix"
 for lv in 1 2 3 "$MAXLV"; do
+    has_level "$lv" "thread count invariance" || continue
     z "$T/l$lv-p1.gz" -c "-$lv" -p 1 "$T/in/pmix" || continue
     for p in 3 8; do
         z "$T/l$lv-p$p.gz" -c "-$lv" -p "$p" "$T/in/pmix" &&
@@ -497,16 +498,20 @@ z "$T/b64-p1.gz" -c -b 64 -p 1 "$T/in/pmix" &&
     same "-b 64: -p 8 vs -p 1" "$T/b64-p1.gz" "$T/b64-p8.gz"
 
 gen "$T/in/lmix" t:600K r:300K z:300K t:300K z:5000 o:10000
-for lv in $(seq 0 "$MAXLV"); do
+for lv in $(seq 0 12); do
+    has_level "$lv" "round trip" || continue
     z "$T/lv$lv.gz" -c "-$lv" -p 2 "$T/in/lmix" && rt "level $lv" "$T/lv$lv.gz" "$T/in/lmix"
 done
-if [ -s "$T/lv0.gz" ] && [ -s "$T/lv1.gz" ] && [ -s "$T/lv9.gz" ]; then
-    l0=$(fsize "$T/lv0.gz") l1=$(fsize "$T/lv1.gz") l9=$(fsize "$T/lv9.gz")
+# the fastest level the build has (1, or 4 without ISA-L) against 9
+for lo in 1 2 3 4; do [ -s "$T/lv$lo.gz" ] && break; done
+if [ -s "$T/lv0.gz" ] && [ -s "$T/lv$lo.gz" ] && [ -s "$T/lv9.gz" ]; then
+    l0=$(fsize "$T/lv0.gz") llo=$(fsize "$T/lv$lo.gz") l9=$(fsize "$T/lv9.gz")
     in=$(($(fsize "$T/in/lmix") - 300 * K))
     check "level 0 stores the data (output $l0 bytes >= $in data bytes)" [ "$l0" -ge "$in" ]
-    check "level 9 output ($l9 bytes) smaller than level 1 output ($l1 bytes)" [ "$l9" -lt "$l1" ]
+    check "level 9 output ($l9 bytes) smaller than level $lo output ($llo bytes)" [ "$l9" -lt "$llo" ]
 fi
-z "$T/fast.gz" -c --fast "$T/in/lmix" && same "--fast is -1" "$T/fast.gz" "$T/lv1.gz"
+has_level 1 "--fast (-1)" &&
+    z "$T/fast.gz" -c --fast "$T/in/lmix" && same "--fast is -1" "$T/fast.gz" "$T/lv1.gz"
 z "$T/best.gz" -c --best "$T/in/lmix" && same "--best is -9" "$T/best.gz" "$T/lv9.gz"
 
 # ---- 6. a long zero run from a pipe: near deflate's 1032:1 bound ----
@@ -560,7 +565,7 @@ z "$T/h.gz" -c - < "$hf" && hdr_is "'-' stores its file's time" "$T/h.gz" \
     "flg=0 mtime=1600000000 xfl=0 os=3 name=-"
 z "$T/h.gz" -c -9 "$hf" && hdr_is "-9 sets XFL 2" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=2 os=3 name=file.txt"
-z "$T/h.gz" -c -1 "$hf" && hdr_is "-1 sets XFL 4" "$T/h.gz" \
+has_level 1 "-1's XFL" && z "$T/h.gz" -c -1 "$hf" && hdr_is "-1 sets XFL 4" "$T/h.gz" \
     "flg=8 mtime=1600000000 xfl=4 os=3 name=file.txt"
 # A time beyond MTIME's 32 bits (or before 1970): MTIME 0 and, as gzip, a
 # warning (status 2); with -n nothing is stored and nothing said.

@@ -74,7 +74,7 @@ EOF
 
 section "damaged data pieces, through the index"
 read -r c1 l1 u1 n1 <<< "$(piece_at data 1)"
-read -r c2 l2 u2 n2 <<< "$(piece_at data 6)"
+read -r c2 _ u2 n2 <<< "$(piece_at data 6)"
 cp "$T/img.gz" "$T/d.gz"
 flip "$T/d.gz" $((c1 + l1 / 2)) $((c2 + 3))
 WANT="$u1+$n1,$u2+$n2"
@@ -95,7 +95,7 @@ check "--salvage, not sparse: the same bytes" cmp -s "$T/out2" "$T/out"
 check "-t --salvage: status 1 and the same report" sh -c "[ $? -eq 1 ] && grep -q 'in 2 ranges damaged' '$T/err'"
 
 section "a damaged zero piece: its content is known"
-read -r cz lz uz nz <<< "$(piece_at zero 0)"
+read -r cz lz _ _ <<< "$(piece_at zero 0)"
 cp "$T/img.gz" "$T/z.gz"
 flip "$T/z.gz" $((cz + lz / 2))
 "$SPIGZ" -d --salvage -o "$T/outz" "$T/z.gz" 2> "$T/err"
