@@ -59,6 +59,7 @@ run() { # NAME COMMAND...: the script's Markdown into $keep/NAME.md
     fi
 }
 bargs=(--spigz "$spigz" --tsv "$keep/bench.tsv")
+# shellcheck disable=SC2054 # the commas are bench.sh's list of images, one word
 $quick && bargs+=(--images zeros-dense,data,ext4-usr,ext4-usr-dense --runs 1)
 run compression bash "$here/bench.sh" "${bargs[@]}"
 if [ "$(id -u)" -eq 0 ]; then
