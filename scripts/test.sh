@@ -1,36 +1,68 @@
 #!/bin/sh
-# Install what is missing, build, and run every test: the Check unit tests
-# and the shell tests (CLI, round trips through every gunzip, errors) through
-# `make distcheck`, which also proves the release tarball builds and passes;
-# then the unit tests again under AddressSanitizer/UBSan and the pipeline
-# under ThreadSanitizer (scripts/sanitize.sh), a short run of each fuzzer
-# (scripts/fuzz.sh), the Debian package built, installed and tried
-# (scripts/deb.sh), and every other configuration configure offers, each
-# built and tested on what it changes (scripts/builds.sh).
+# The test command: install what is missing, build, and run every test.
+#   1. the quick tier, which fails in minutes: shellcheck on every script
+#      (scripts/lint.sh), the build, the unit tests and the command line's
+#      tests (make check-quick);
+#   2. `make distcheck`: every unit and shell test, from the release tarball
+#      built elsewhere (which proves the tarball builds and passes);
+#   3. the unit and shell tests under AddressSanitizer/UBSan and the threads
+#      under ThreadSanitizer (scripts/sanitize.sh), a short run of each fuzzer
+#      (scripts/fuzz.sh), the Debian package built, installed and tried
+#      (scripts/deb.sh), and every other configuration configure offers, each
+#      built and tested on what it changes (scripts/builds.sh);
+#   4. what the tests left behind: entries in the temporary directory, loop
+#      devices, mounts and processes that were not there before.
+# A failing test's log is printed (VERBOSE); the run stops at the first
+# failing stage.
 set -eu
 cd "$(dirname "$0")/.."
-# What the tests leave in the temporary directory is checked at the end:
-# every spigz* entry that was not there before is a test that did not clean up.
 tmp=${TMPDIR:-/tmp}
-tmp_list() { find "$tmp" -mindepth 1 -maxdepth 1 -name 'spigz*' -printf '%f\n'; }
-tmp_before=" $(tmp_list | tr '\n' ' ') "
+# The machine's state that the tests may change, one line per item.
+tmp_list() { find "$tmp" -mindepth 1 -maxdepth 1 -name 'spigz*' -printf 'file %p\n'; }
+loop_list() { losetup -l -n -O NAME,BACK-FILE 2> /dev/null | sed 's/^/loop device /' || true; }
+mount_list() { findmnt -rn -o TARGET,SOURCE 2> /dev/null | sed 's/^/mount /' || true; }
+# Processes of this session, or naming spigz or the temporary directory (a
+# FUSE daemon leaves the session but names its mount point), but not this
+# script and what it runs now: a test's leftover has lost its parent, the
+# test, and is no descendant of this script.
+proc_list() {
+    ps -eo pid=,ppid=,sid=,args= | awk -v me=$$ -v tmp="$tmp/spigz" '
+        { pid = $1; parent[pid] = $2; sid[pid] = $3; line[pid] = $0 }
+        END {
+            for (p in line) {
+                q = p
+                while (q != me && q in parent && q > 1) q = parent[q]
+                if (q == me) continue
+                l = line[p]
+                if (sid[p] == sid[me] || index(l, tmp) || l ~ /[ \/]spigz( |$)/)
+                    print "process " l
+            }
+        }'
+}
+state() { tmp_list; loop_list; mount_list; proc_list; }
+before=$(mktemp)
+trap 'rm -f "$before"' EXIT
 scripts/deps.sh test
-scripts/build.sh
-# VERBOSE: a failing test's log is printed (automake's harness reads it).
+state | sort > "$before"
+
 VERBOSE=1
 export VERBOSE
+# 1. quick
+scripts/lint.sh
+scripts/build.sh
+make -s -j"$(nproc)" check-quick
+# 2. everything, from the release tarball
 make -s -j"$(nproc)" distcheck
+# 3. sanitizers, fuzzers, the package, the other configurations
 scripts/sanitize.sh
 FUZZ_SEED=1 scripts/fuzz.sh 30
-# The Debian package: builds, lintian, installs, works, removed again.
 scripts/deb.sh
 scripts/builds.sh
-left=
-for f in $(tmp_list); do
-    case $tmp_before in *" $f "*) ;; *) left="$left $f" ;; esac
-done
+# 4. nothing left behind
+left=$(state | sort | comm -13 "$before" -)
 if [ -n "$left" ]; then
-    echo "FAIL: the tests left behind in $tmp:$left" >&2
+    echo "FAIL: the tests left behind:" >&2
+    printf '%s\n' "$left" | sed 's/^/    /' >&2
     exit 1
 fi
 echo "all tests passed"
