@@ -188,7 +188,9 @@ int est_pread(struct est *e, uint64_t off, size_t len, uint8_t *buf)
 
 /* A group of EST_GROUP blocks on the absolute block grid (the ends of an
  * extent may cut it short).  One block drawn from the seed is read; the
- * whole group is read when that block or a neighbour's is data. */
+ * whole group is read when its draw and a neighbour's differ (an edge of a
+ * data region), taken as data unread inside a data region, and presumed
+ * zero between zero draws (est_probe_extent). */
 struct est_group {
     uint64_t off;
     size_t len;

@@ -6,10 +6,11 @@
  *     SEEK_HOLE and cost nothing.  In sample mode on a seekable input (regular
  *     file or block device) a data extent is probed in groups of EST_GROUP
  *     blocks: one block per group, drawn from the seed, is read; a group
- *     whose drawn block is data, and its two neighbours, are read whole, so
- *     data regions are found to the block; the other groups are taken as
- *     zero, and the data they may hide is estimated from the groups hit in
- *     zero stretches.  Full mode (--estimate=full) and streams read every
+ *     whose draw differs from a neighbour's sits at an edge and is read
+ *     whole, so data regions are found to the block; a group inside a data
+ *     region (three data draws in a row) is taken as data unread; the groups
+ *     between zero draws are taken as zero, and the data they may hide is
+ *     estimated from the groups hit in zero stretches.  Full mode (--estimate=full) and streams read every
  *     byte.  The blocks drive the compressor's own segmenter (scan.h,
  *     seg_blank), so the chunks, the zero runs and the index are those a
  *     compression would make, and priced exactly.
@@ -17,8 +18,8 @@
  *     seed) compressed alone with the real engine and level, while the shape
  *     pass goes on; EST_CAL chunks, one from each stratum of the pieces'
  *     ratio, are then compressed whole and piece by piece, which calibrates
- *     the pieces (a line in their ratio).  With few chunks all are compressed whole.  Streams do the same
- *     as the chunks pass.  The 90% interval combines the pieces' spread
+ *     the pieces (a line in their ratio).  With few chunks all are compressed
+ *     whole.  Streams do the same as the chunks pass.  The 90% interval combines the pieces' spread
  *     within each chunk and the calibration's jackknife variance.
  *  3. Time.  The compression CPU time per data byte and the read cost per
  *     byte measured in step 2 predict a compression run at `threads`.
