@@ -38,7 +38,7 @@
 #   --restore-only  skip the compression section (run only the restore one)
 #
 # The report (stdout, Markdown) has the machine, one table per image, the
-# restore tables, the issue's targets with PASS/FAIL, and the checks of
+# restore tables, the project's targets with PASS/FAIL, and the checks of
 # spigz's outputs.  Progress goes to stderr.  Exit status: 0 all targets PASS
 # and every spigz output verified; 1 spigz failed or produced a wrong output
 # (or restored without the expected path: the index on spigz files, the
@@ -1009,7 +1009,7 @@ done
 # For each image of the compression section, at the bench's level: spigz
 # --estimate against the size spigz wrote there, and the estimate's time
 # against spigz's compression time.  ext4-usr-dense also at levels 1 and 9
-# (the issue's levels), each compressed once more for its actual size and time.
+# (the fast and the small levels), each compressed once more for its actual size and time.
 erows=()
 declare -A es_err es_in es_share
 est_one() {  # est_one IMG LEVEL ACTUAL_BYTES COMPRESS_TIME
@@ -1204,7 +1204,7 @@ cres=PASS
 trows+=("spigz outputs decompress to the image	$(for img in "${images[@]}"; do printf '%s ' "$img:${chk[$img]%%:*}"; done)	all ok	$cres")
 fi
 
-# the restore targets: judged on ext4-usr-dense (the issue's image); on any
+# the restore targets: judged on ext4-usr-dense (a used system disk's content); on any
 # other restore image they are shown as informative and do not count
 # rtarget IMG LABEL NEED SPKEY PEERKEY PEERNAME [KEY2 NAME2]: PASS when the
 # time of PEERKEY / the time of SPKEY >= NEED; KEY2 is only shown

@@ -21,7 +21,7 @@
 #
 # Rows: time (wall, page cache warm, median of 3 for spigz), output size,
 # bytes read (spigz: its -vv accounting, input minus what it skipped unread,
-# plus the metadata its layout readers read).  Targets (issue: backups of
+# plus the metadata its layout readers read).  Targets (backups of
 # used disks): output <= 1.01x the zeroed disk's, time <= 1.1x, >= 8x faster
 # than pigz -6, the estimate's split exact and fast.
 # Needs root (loop devices), sfdisk, mkfs.vfat, mtools, e2image, zerofree,

@@ -269,7 +269,7 @@ START_TEST(test_mbr_boot_indicator)
 }
 END_TEST
 
-/* A FAT boot sector in sector 0 with a table beside it (the issue's disk):
+/* A FAT boot sector in sector 0 with a table beside it (a disk whose FAT was partitioned later):
  * libblkid reads a FAT, the kernel a table: two layouts. */
 START_TEST(test_fat_under_mbr)
 {

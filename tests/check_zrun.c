@@ -140,7 +140,7 @@ START_TEST(one_gib_at_the_bound)
     inflate_check(n);
     struct zrun z;
     zrun_encode(n, &z);
-    /* The target: at most 1.05 MB per GiB of zeros. */
+    /* The project's target: at most 1.05 MB per GiB of zeros. */
     ck_assert_uint_le(zrun_size(&z), 1050000);
 }
 END_TEST

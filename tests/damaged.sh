@@ -1,5 +1,5 @@
 #!/bin/bash
-# damaged.sh — --free=zero on damaged ext2/3/4 and NTFS (issue 22, 1b): a
+# damaged.sh — --free=zero on damaged ext2/3/4 and NTFS (the second reading): a
 # damaged allocation map must not hand its damage to the backup.  Each
 # filesystem is made by its own tools over random bytes (the stale data of a
 # used disk) with real files in it, then damaged as a bad sector, a ddrescue

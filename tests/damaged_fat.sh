@@ -1,6 +1,7 @@
 #!/bin/bash
 # damaged_fat.sh — --free=zero on damaged FAT and exFAT volumes: a damaged
-# allocation map must not hand its damage to the backup (issue 22, 1b).
+# allocation map must not hand its damage to the backup (the second reading,
+# DESIGN.md section 12).
 # Each volume is made by its own mkfs over random bytes and given hundreds
 # of files in subdirectories (mtools for FAT, a FUSE mount for exFAT), some
 # of them deleted.  Healthy, it must stay mapped with status 0, its restore

@@ -79,7 +79,7 @@ table() { sfdisk -d "$1" 2>&1 | sed "s|$1||g"; }
 # part_of IMG SECTOR SECTORS OUT
 part_of() { dd if="$1" of="$4" bs=512 skip="$2" count="$3" status=none; }
 
-section "a whole-disk filesystem under a later MBR (the issue's disk)"
+section "a whole-disk filesystem under a later MBR (FAT32, then an MBR and ext4)"
 PSTART=2048 PLEN=100000
 mk_ext4_part p.img $PLEN
 for kind in vfat32 vfat16 exfat ntfs ext4; do
