@@ -233,8 +233,9 @@ put() {
         fail "dd into $f at $off failed"
 }
 
-# sp ARG...: spigz ARG... in $W, 20 s at most; stdout in $T/out, stderr in
-# $T/err, the status in RC, the command in CMD.  A crash or a hang fails.
+# sp ARG...: spigz ARG... in $W under lib.sh's hang guard ($HANG s: a hang,
+# never a time limit); stdout in $T/out, stderr in $T/err, the status in RC,
+# the command in CMD.  A crash or a hang fails.
 sp() {
     CMD="spigz $*"
     (cd "$W" && exec timeout "$HANG" "$SPIGZ" "$@") > "$T/out" 2> "$T/err"
