@@ -25,21 +25,7 @@ read here from Microsoft's specifications, as tests/py/fsfree.py does.
 """
 import sys
 
-
-def le(b, off, n):
-    return int.from_bytes(b[off:off + n], "little")
-
-
-def fat_geo(d):
-    bps, spc, res, nfats = le(d, 11, 2), d[13], le(d, 14, 2), d[16]
-    root_ents, tot = le(d, 17, 2), le(d, 19, 2) or le(d, 32, 4)
-    fatsz = le(d, 22, 2) or le(d, 36, 4)
-    root_sec = (root_ents * 32 + bps - 1) // bps
-    data = res + nfats * fatsz + root_sec
-    clusters = (tot - data) // spc
-    bits = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
-    return dict(bps=bps, spc=spc, res=res, nfats=nfats, fatsz=fatsz, data=data,
-                clusters=clusters, bits=bits, root=res + nfats * fatsz, root_ents=root_ents)
+from fsfree import fat_geo, le  # the oracle's reading of the boot sector
 
 
 def fat_entry(d, g, n):

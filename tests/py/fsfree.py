@@ -69,9 +69,8 @@ def le(b, off, n):
     return int.from_bytes(b[off:off + n], "little")
 
 
-def vfat_free(path):
-    with open(path, "rb") as f:
-        d = f.read()
+def fat_geo(d):
+    """A FAT boot sector's geometry, in sectors (fatdamage.py uses it too)."""
     bps, spc, res, nfats = le(d, 11, 2), d[13], le(d, 14, 2), d[16]
     root_ents, tot = le(d, 17, 2), le(d, 19, 2) or le(d, 32, 4)
     fatsz = le(d, 22, 2) or le(d, 36, 4)
@@ -79,6 +78,16 @@ def vfat_free(path):
     data = res + nfats * fatsz + root_sec
     clusters = (tot - data) // spc
     bits = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
+    return dict(bps=bps, spc=spc, res=res, nfats=nfats, fatsz=fatsz, data=data,
+                clusters=clusters, bits=bits, root=res + nfats * fatsz, root_ents=root_ents)
+
+
+def vfat_free(path):
+    with open(path, "rb") as f:
+        d = f.read()
+    g = fat_geo(d)
+    bps, spc, res, nfats, fatsz = g["bps"], g["spc"], g["res"], g["nfats"], g["fatsz"]
+    data, clusters, bits = g["data"], g["clusters"], g["bits"]
     fats = [d[(res + k * fatsz) * bps:(res + (k + 1) * fatsz) * bps] for k in range(nfats)]
 
     def entry(fat, n):
