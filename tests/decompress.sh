@@ -1076,7 +1076,7 @@ for kind, out in ((0, sys.argv[3]), (1, sys.argv[4])):
         if zlib.decompressobj(31).decompress(bytes(d)) == want:
             break
     open(out, "wb").write(d)
-' "$srcdir/tests" "$X/img.gz" "$X/pad-zero.gz" "$X/pad-data.gz"
+' "$srcdir/tests/py" "$X/img.gz" "$X/pad-zero.gz" "$X/pad-data.gz"
 for f in pad-zero pad-data; do
     idx_case "$f: a padding bit set" "$X/$f.gz"
 done
@@ -1105,7 +1105,7 @@ open(sys.argv[3], "wb").write(spz.rebuild(s, idx=spz.members(s.payload, [1, 4000
 d = bytearray(s.d)
 d[s.members[1][0] + 16 + 1000] ^= 0x10     # a record in the second member
 open(sys.argv[4], "wb").write(d)
-' "$srcdir/tests" "$X/many.gz" "$X/many-split.gz" "$X/many-bad.gz" > "$X/many.members"
+' "$srcdir/tests/py" "$X/many.gz" "$X/many-split.gz" "$X/many-bad.gz" > "$X/many.members"
 check "12000 pieces: the index in members of 65531 bytes and the rest ($(cat "$X/many.members"))" \
     grep -qE '^members: 65531 [0-9]+$' "$X/many.members"
 mtotal=$(fsize "$X/many")
