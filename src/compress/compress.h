@@ -32,7 +32,7 @@
 #include "range.h"
 
 #define CMP_CHUNK_DEFAULT (1u << 20)  /* data chunk: 1 MiB (see DESIGN.md) */
-#define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md */
+#define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md A.2 */
 #define CMP_ZMAX ((uint64_t)1 << 30)  /* zero-run piece: 1 GiB */
 
 struct cmp_opts {

@@ -18,7 +18,7 @@
  * libdeflate's output is a complete stream made non-final by splice_fix().
  * Without libdeflate (--without-libdeflate) every level but 1 to 3 is zlib
  * at the same level (0..9), ended by a sync flush.  doc/DESIGN.md section 4
- * gives the measurements behind the map.
+ * gives the reasons for the map, its appendix A.4 the measurements.
  *
  * Contract: one struct eng per thread (it holds the compressor's state);
  * eng_new() and eng_free() may run on any thread.  eng_compress() never

@@ -14,8 +14,9 @@
  * one), so unless ISA-L went on more than one item (1 MiB) past the point
  * where zlib stops, the output is gzip's to the byte.  (The pool takes
  * items in turn only, so the held bytes sit in a buffer of the producer's
- * own that trades places with the items' buffers.)  doc/DESIGN.md,
- * "Restoring foreign files", has the measurements.
+ * own that trades places with the items' buffers.)  doc/DESIGN.md section 9,
+ * "Restoring foreign files: which inflater", gives the reasons; its
+ * appendix A.9 the measurements.
  *
  * Runs on the producer thread only, as the rest of unz.c.
  */
