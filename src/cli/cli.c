@@ -654,9 +654,3 @@ bool cli_same_file(const struct cli_job *j, int fd)
     struct stat st;
     return fstat(fd, &st) == 0 && cli_same_object(&j->st, &st);
 }
-
-const char *cli_base(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b != NULL ? b + 1 : path;
-}

@@ -185,7 +185,6 @@ void cli_same_error(struct cli *c, const char *name, const struct stat *st);
  * (a named input, or stdin redirected from that file; its block device):
  * named, links followed; else in the input's directory. */
 bool cli_out_is_input(struct cli *c, const struct cli_job *j, const char *out_path, bool named);
-const char *cli_base(const char *path);
 
 /* The two entry points per input. */
 void cmd_compress(struct cli *c, const char *path);

@@ -2,7 +2,6 @@
  * See cli_path.h. */
 #include "config.h"
 #include "cli_path.h"
-#include "cli.h"
 #include "lay.h"
 
 #include <errno.h>
@@ -23,6 +22,12 @@ static int cp_open_dir(const char *name)
     if (fd < 0 && errno == EACCES)
         fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return fd;
+}
+
+const char *cli_base(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b != NULL ? b + 1 : path;
 }
 
 int cli_dir_of(const char *path, int *dfd, const char **base)

@@ -22,6 +22,10 @@
 
 #define CLI_TMP_TRIES 100
 
+/* path's last component: what follows its last '/' (a pointer into path;
+ * "" when path ends in '/'). */
+const char *cli_base(const char *path);
+
 /* The directory holding path's last component, opened (for reading when
  * allowed, so that it can be synced; else O_PATH, enough for the *at()
  * calls), into *dfd, and that component in *base (a pointer into path).

@@ -2,6 +2,7 @@
  * removed once the output is complete), -c, -o OUT, stdin. */
 #include "config.h"
 #include "cli.h"
+#include "cli_path.h"
 #include "cli_progress.h"
 #include "cli_report.h"
 #include "compress.h"

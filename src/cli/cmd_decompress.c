@@ -4,6 +4,7 @@
  * (cmd_decompress.h). */
 #include "config.h"
 #include "cli.h"
+#include "cli_path.h"
 #include "cli_progress.h"
 #include "cli_report.h"
 #include "cmd_decompress.h"

@@ -3,6 +3,7 @@
  * input, one per line) or key=value lines.  The input is never modified. */
 #include "config.h"
 #include "cli.h"
+#include "cli_path.h"
 #include "cli_progress.h"
 #include "cli_report.h"
 #include "estimate.h"
