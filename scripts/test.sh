@@ -23,19 +23,22 @@ loop_list() { losetup -l -n -O NAME,BACK-FILE 2> /dev/null | sed 's/^/loop devic
 mount_list() { findmnt -rn -o TARGET,SOURCE 2> /dev/null | sed 's/^/mount /' || true; }
 # Processes of this session, or naming spigz or the temporary directory (a
 # FUSE daemon leaves the session but names its mount point), but not this
-# script and what it runs now: a test's leftover has lost its parent, the
-# test, and is no descendant of this script.
+# script, its ancestors and what it runs now: a test's leftover has lost its
+# parent, the test, and is no descendant of this script.  Listed by pid and
+# command line only (a parent may change: an orphan is adopted).
 proc_list() {
     ps -eo pid=,ppid=,sid=,args= | awk -v me=$$ -v tmp="$tmp/spigz" '
-        { pid = $1; parent[pid] = $2; sid[pid] = $3; line[pid] = $0 }
+        { pid = $1; parent[pid] = $2; sid[pid] = $3
+          l = $0; sub(/^ *[0-9]+ +[0-9]+ +[0-9]+ /, "", l); args[pid] = l }
         END {
-            for (p in line) {
+            for (q = me; q in parent && q > 1; q = parent[q]) mine[q] = 1
+            for (p in args) {
+                if (p in mine) continue
                 q = p
                 while (q != me && q in parent && q > 1) q = parent[q]
                 if (q == me) continue
-                l = line[p]
-                if (sid[p] == sid[me] || index(l, tmp) || l ~ /[ \/]spigz( |$)/)
-                    print "process " l
+                if (sid[p] == sid[me] || index(args[p], tmp) || args[p] ~ /(^|[ \/])spigz( |$)/)
+                    print "process " p " " args[p]
             }
         }'
 }
