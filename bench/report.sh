@@ -108,7 +108,11 @@ section() { # FILE TITLE
     printf '[a used disk](#a-used-disk---freezero), [devices](#devices), [charts](#charts).\n'
     section "$keep/compression.md" "Compression and restore"
     section "$keep/used-disk.md" "A used disk (--free=zero)"
-    section "$keep/devices.md" "Devices"
+    if [ -f "$keep/devices.md" ]; then # device-bench.sh writes a plain table: kept as it is
+        printf '\n## Devices\n\n```text\n'
+        cat "$keep/devices.md"
+        printf '```\n'
+    fi
     printf '\n## Charts\n\n'
     if $frontier; then
         printf 'The speed/size frontier, every tool at every level, from this run:\n\n'
@@ -122,6 +126,11 @@ section() { # FILE TITLE
     done
     printf 'Restore times, this run:\n\n![restore](bench/restore.png)\n'
 } > "$top/doc/BENCHMARKS.md"
+# The records are committed: paths into this checkout are said relative to
+# it (the spigz under test is ./spigz, not a path of this machine).
+for f in "$top/doc/BENCHMARKS.md" "$keep"/*.md "$keep"/*.log; do
+    [ -f "$f" ] && sed -i "s|$top/||g" "$f"
+done
 say "wrote doc/BENCHMARKS.md; raw records in $keep"
 exit $status
 }
