@@ -5,7 +5,8 @@
  * other side.  sp_pipe_widen() raises the buffer of a pipe (either end: the
  * buffer is the pipe's) to `want` bytes, or to what the system allows
  * (/proc/sys/fs/pipe-max-size, 1 MiB by default, for unprivileged users);
- * anything that is not a pipe is left alone.  Measured (doc/BENCHMARKS.md):
+ * anything that is not a pipe is left alone.  Measured
+ * (bench/results/2026-12-01-free-device-pipes.md):
  * `cat zeros.img | spigz -c` went from 3.8 s to 0.95 s on 4 GiB; the bytes
  * read and written are the same, only the number of system calls changes.
  *
