@@ -25,14 +25,17 @@ mount_list() { findmnt -rn -o TARGET,SOURCE 2> /dev/null | sed 's/^/mount /' || 
 # FUSE daemon leaves the session but names its mount point), but not this
 # script, its ancestors and what it runs now: a test's leftover has lost its
 # parent, the test, and is no descendant of this script.  Listed by pid and
-# command line only (a parent may change: an orphan is adopted).
+# command line only (a parent may change: an orphan is adopted).  With
+# `all`, every process: the list taken before the tests, so that nothing
+# running then (whatever its place now) counts as left behind.
 proc_list() {
-    ps -eo pid=,ppid=,sid=,args= | awk -v me=$$ -v tmp="$tmp/spigz" '
+    ps -eo pid=,ppid=,sid=,args= | awk -v me=$$ -v tmp="$tmp/spigz" -v all="${1:-}" '
         { pid = $1; parent[pid] = $2; sid[pid] = $3
           l = $0; sub(/^ *[0-9]+ +[0-9]+ +[0-9]+ /, "", l); args[pid] = l }
         END {
             for (q = me; q in parent && q > 1; q = parent[q]) mine[q] = 1
             for (p in args) {
+                if (all != "") { print "process " p " " args[p]; continue }
                 if (p in mine) continue
                 q = p
                 while (q != me && q in parent && q > 1) q = parent[q]
@@ -46,7 +49,7 @@ state() { tmp_list; loop_list; mount_list; proc_list; }
 before=$(mktemp)
 trap 'rm -f "$before"' EXIT
 scripts/deps.sh test
-state | sort > "$before"
+{ tmp_list; loop_list; mount_list; proc_list all; } | sort > "$before"
 
 VERBOSE=1
 export VERBOSE
