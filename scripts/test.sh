@@ -27,7 +27,10 @@ mount_list() { findmnt -rn -o TARGET,SOURCE 2> /dev/null | sed 's/^/mount /' || 
 # parent, the test, and is no descendant of this script.  Listed by pid and
 # command line only (a parent may change: an orphan is adopted).  With
 # `all`, every process: the list taken before the tests, so that nothing
-# running then (whatever its place now) counts as left behind.
+# running then (whatever its place now) counts as left behind.  Kernel
+# threads (kthreadd, pid 2, and its children) come and go on their own and
+# are never counted; nor is a session id of 0 (a script started outside any
+# session, as some CI runners do, shares it with every kernel thread).
 proc_list() {
     ps -eo pid=,ppid=,sid=,args= | awk -v me=$$ -v tmp="$tmp/spigz" -v all="${1:-}" '
         { pid = $1; parent[pid] = $2; sid[pid] = $3
@@ -36,11 +39,11 @@ proc_list() {
             for (q = me; q in parent && q > 1; q = parent[q]) mine[q] = 1
             for (p in args) {
                 if (all != "") { print "process " p " " args[p]; continue }
-                if (p in mine) continue
+                if (p in mine || p == 2 || parent[p] == 2) continue
                 q = p
                 while (q != me && q in parent && q > 1) q = parent[q]
                 if (q == me) continue
-                if (sid[p] == sid[me] || index(args[p], tmp) || args[p] ~ /(^|[ \/])spigz( |$)/)
+                if ((sid[me] > 0 && sid[p] == sid[me]) || index(args[p], tmp) || args[p] ~ /(^|[ \/])spigz( |$)/)
                     print "process " p " " args[p]
             }
         }'
