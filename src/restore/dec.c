@@ -4,11 +4,9 @@
 #include "idx.h"
 #include "io.h"
 #include "le.h"
+#include "piece.h"
 #include "pool.h"
-#include "block.h"
-#include "splice.h"
 #include "unz.h"
-#include "zrun.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,9 +22,8 @@
  * piece (compressed + decoded) into it, at least 2 (one being decoded, one
  * being read).  Data pieces over DEC_PIECE_LIMIT (dec.h) are not taken in
  * memory at all.  Zero pieces take no buffer:
- * their bytes are checked in DEC_SCRATCH steps. */
+ * their bytes are checked in PC_SCRATCH steps (piece.h). */
 #define DEC_BUDGET ((uint64_t)256 << 20)
-#define DEC_SCRATCH ((size_t)256 << 10)
 #define DEC_ZERO_STEP ((uint64_t)16 << 20) /* see dec_emit_zeros() */
 
 /* One pipeline item: a piece, or the part of it a range needs. */
@@ -101,92 +98,12 @@ struct dec_damage {
     unsigned zero_pieces;    /* zero pieces with damaged bytes (content known) */
 };
 
-static uint64_t dec_ulen(const struct idx *x, uint64_t k)
-{
-    return x->p[k + 1].uoff - x->p[k].uoff;
-}
-
-static uint64_t dec_clen(const struct idx *x, uint64_t k)
-{
-    return x->p[k + 1].coff - x->p[k].coff;
-}
-
-static uint64_t dec_file_off(const struct idx *x, uint64_t k)
-{
-    return x->base + x->header_len + x->p[k].coff;
-}
-
-/* pread exactly n bytes.  0, or -1 with *e set: a read error, or the file
- * ended early (it shrank since the index was read). */
-static int dec_pread(int fd, uint8_t *p, size_t n, uint64_t off, struct sp_err *e)
-{
-    int rc = io_pread_exact(fd, p, n, off);
-    if (rc < 0)
-        sp_err_set(e, SP_ERR_READ, errno, "read error");
-    else if (rc == IO_SHORT)
-        sp_err_set(e, SP_ERR_DATA, 0, "unexpected end of file");
-    return rc == 0 ? 0 : -1;
-}
-
 /* ---- workers: check and decode a piece ---- */
 
-/* Compare p[0..n), at offset `at` of a zero piece's encoding z of clen
- * bytes, with what the encoding holds there. */
-static bool dec_zero_span_ok(const struct zrun *z, uint64_t clen, uint64_t at,
-                             const uint8_t *p, size_t n)
-{
-    uint64_t tail_at = clen - z->tail_len;
-    for (size_t j = 0; j < n;) {
-        uint64_t i = at + j;
-        if (i < z->head_len) {
-            if (p[j++] != z->head[i])
-                return false;
-        } else if (i >= tail_at) {
-            if (p[j++] != z->tail[i - tail_at])
-                return false;
-        } else { /* the middle: zero bytes up to the tail */
-            size_t m = tail_at - i < n - j ? (size_t)(tail_at - i) : n - j;
-            if (!scan_is_zero(p + j, m))
-                return false;
-            j += m;
-        }
-    }
-    return true;
-}
-
-/* A zero piece must be byte for byte the canonical encoding of its length.
- * Read and compared in scratch-sized steps: no buffer as large as the
- * piece.  1 ok, 0 not, -1 read error (*e set). */
-static int dec_zero_ok(struct dec_ctx *c, uint64_t k, uint8_t *buf, struct sp_err *e)
-{
-    struct zrun z;
-    zrun_encode(dec_ulen(c->x, k), &z);
-    uint64_t clen = dec_clen(c->x, k), off = dec_file_off(c->x, k);
-    if (clen != zrun_size(&z))
-        return 0;
-    for (uint64_t i = 0; i < clen;) {
-        size_t n = clen - i < DEC_SCRATCH ? (size_t)(clen - i) : DEC_SCRATCH;
-        if (dec_pread(c->fd, buf, n, off + i, e) != 0)
-            return -1;
-        if (!dec_zero_span_ok(&z, clen, i, buf, n))
-            return 0;
-        i += n;
-    }
-    return 1;
-}
-
-/* A data piece: complete non-final blocks ending exactly at its last byte
- * (so decoding it alone is decoding it in the stream), then its bytes. */
+/* A data piece, as read by dec_read_piece(): checked and decoded (piece.h). */
 static bool dec_data_ok(struct dec_ctx *c, struct dec_item *it, unsigned worker)
 {
-    const struct idx *x = c->x;
-    uint64_t clen = it->in_len - 2, ulen = dec_ulen(x, it->k);
-    struct splice_info si;
-    if (splice_walk(it->in, it->in_len, &si) != 0 || si.last_hdr_bit != 8 * clen)
-        return false;
-    if (eng_dec_exact(c->decs[worker], it->in, it->in_len, it->out, (size_t)ulen) != 0)
-        return false;
-    return eng_crc32(0, it->out, (size_t)ulen) == x->p[it->k].crc;
+    return pc_data_check(c->decs[worker], c->x, it->k, it->in, it->in_len, it->out) == PC_OK;
 }
 
 static void dec_stop(struct dec_order *d)
@@ -315,7 +232,7 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
     struct dec_item *it = vitem;
     const struct idx_piece *pc = &c->x->p[it->k];
     int ok = pc->data ? dec_data_ok(c, it, worker)
-                      : dec_zero_ok(c, it->k, c->scratch[worker], &c->werr[worker]);
+                      : pc_zero_ok(c->fd, c->x, it->k, c->scratch[worker], &c->werr[worker]);
     if (ok == 0 && c->salvage)
         ok = dec_salvage_piece(c, it, worker);
     if (ok == 0) {
@@ -370,8 +287,8 @@ static int dec_emit(void *vctx, void *vitem)
         }
     }
     /* Progress: the piece counts once it is out. */
-    c->prog_in += dec_clen(c->x, it->k);
-    prog_add(c->prog, PROG_IN, dec_clen(c->x, it->k));
+    c->prog_in += pc_clen(c->x, it->k);
+    prog_add(c->prog, PROG_IN, pc_clen(c->x, it->k));
     if (data || c->out->seekable)
         prog_add(c->prog, PROG_OUT, it->len);
     return 0;
@@ -421,32 +338,16 @@ static int dec_read_piece(struct dec_ctx *c, struct dec_item *it)
     it->in_len = 0;
     if (!x->p[it->k].data)
         return 0;
-    size_t clen = (size_t)dec_clen(x, it->k);
+    size_t clen = (size_t)pc_clen(x, it->k);
     if (dec_grow(&it->in, &it->in_cap, clen + 2) != 0 ||
-        dec_grow_aligned(&it->out, &it->out_cap, (size_t)dec_ulen(x, it->k)) != 0) {
+        dec_grow_aligned(&it->out, &it->out_cap, (size_t)pc_ulen(x, it->k)) != 0) {
         sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory");
         return -1;
     }
-    if (dec_pread(c->fd, it->in, clen, dec_file_off(x, it->k), &c->perr) != 0)
+    if (pc_read_data(c->fd, x, it->k, it->in, &c->perr) != 0)
         return -1;
-    it->in[clen] = 0x03; /* an empty final block closes the piece */
-    it->in[clen + 1] = 0x00;
     it->in_len = clen + 2;
     return 0;
-}
-
-/* The first piece ending after content offset `from`. */
-static uint64_t dec_find(const struct idx *x, uint64_t from)
-{
-    uint64_t lo = 0, hi = x->n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (x->p[mid + 1].uoff <= from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* The pieces overlapping [from, to), in order, from piece `first`. */
@@ -499,7 +400,7 @@ static int dec_workers(struct dec_ctx *c, unsigned n, unsigned depth, uint64_t f
     }
     for (unsigned i = 0; i < n; i++) {
         c->bad[i] = UINT64_MAX;
-        if ((c->scratch[i] = malloc(DEC_SCRATCH)) == NULL) {
+        if ((c->scratch[i] = malloc(PC_SCRATCH)) == NULL) {
             sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
             return -1;
         }
@@ -599,7 +500,7 @@ static uint64_t dec_first_bad(const struct dec_ctx *c, unsigned n)
 static int dec_pipeline(struct dec_ctx *c, unsigned threads, uint64_t from, uint64_t to,
                         struct dec_stats *st, struct sp_err *err)
 {
-    uint64_t first = dec_find(c->x, from);
+    uint64_t first = pc_find(c->x, from);
     unsigned depth = dec_depth(c->x, threads);
     if (dec_workers(c, threads, depth, first, err) != 0)
         return -1;
