@@ -1,0 +1,87 @@
+/* ra.h — random access to the content of a spigz file through its index:
+ * the reader under the mount and the NBD plugin (issue 24).
+ *
+ * A read decodes only the pieces it touches.  Every piece is checked before
+ * a byte of it is returned (piece.h: a zero piece against the canonical
+ * encoding of its length, a data piece walked, decoded alone and its CRC-32
+ * compared), so a read returns the image's bytes or fails: never a wrong
+ * byte.  The index and the file are untrusted, as in restore: the index is
+ * loaded and validated by idx_load(), with dec's piece-size limit
+ * (DEC_PIECE_LIMIT), and each piece proves itself when it is first read.
+ *
+ * Zero pieces: answered with memset once their bytes passed the check,
+ * which is done once and remembered (a bit a piece), never inflated.
+ * Data pieces: decoded and checked, then kept in an LRU cache of decoded
+ * pieces of at most cache_bytes bytes (and at most cache_bytes / 4 KiB
+ * pieces); a piece larger than the cache is decoded for each read and not
+ * kept.  Decoding happens outside the lock; a thread that wants a piece
+ * another thread is decoding waits for it rather than decode it twice (and
+ * decodes it itself if that decode failed or could not be kept).
+ *
+ * The file changed: every piece that is not already checked and held (a
+ * decoded piece in the cache, a zero piece's bit) is read again, and before
+ * it is, the file's size, inode and device are compared with those
+ * recorded at ra_open(): any difference fails the read (SP_ERR_DATA), and
+ * a piece cut off by a truncation fails as "unexpected end of file"; never
+ * zeros.
+ *
+ * Memory: the index's tables (idx.h), a bit per piece and a word per run of
+ * zero or data pieces; the cache; and per concurrent call at most one
+ * piece's compressed and decoded bytes (each <= DEC_PIECE_LIMIT), a 256 KiB
+ * scratch and a decoder, kept in a free list for the next call (as many as
+ * there were calls at once).  A cached piece evicted while a reader copies
+ * from it lives until that copy ends.
+ *
+ * Contract: ra_open() and ra_close() from one thread, with no other call
+ * running; ra_size(), ra_extent() and ra_pread() from any number of threads
+ * at once (each with its own buffer and sp_err).  The caller owns fd and
+ * keeps it open until ra_close(); the reader only preads it (its offset is
+ * never moved).  Never prints or exits.
+ */
+#ifndef SPIGZ_RA_H
+#define SPIGZ_RA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define RA_CACHE_DEFAULT ((uint64_t)64 << 20)
+
+struct ra_opts {
+    uint64_t cache_bytes; /* decoded pieces kept; 0: RA_CACHE_DEFAULT */
+};
+
+struct ra;
+
+/* Open the spigz file on fd (a regular file; its data member at offset 0).
+ * 1 with *out, 0 when it has no usable index (why says why: no spigz index,
+ * an index that does not validate, pieces over DEC_PIECE_LIMIT), -1 on an
+ * error (*err set: reading, memory).  o may be NULL (the defaults). */
+int ra_open(int fd, const struct ra_opts *o, struct ra **out, char *why, size_t whylen,
+            struct sp_err *err);
+
+/* The content's length. */
+uint64_t ra_size(const struct ra *r);
+
+/* Read up to len bytes of the content at off into buf: the bytes read
+ * (fewer than len only at the content's end; 0 for len 0 or off at or past
+ * the end), or -1 with *err set: SP_ERR_DATA or SP_ERR_CHECK when a piece
+ * fails its check or the file changed (the message names the piece's
+ * content range), SP_ERR_READ on a read error, SP_ERR_NOMEM.  On failure
+ * buf's content is undefined. */
+int64_t ra_pread(struct ra *r, void *buf, size_t len, uint64_t off, struct sp_err *err);
+
+/* The maximal run of zero pieces, or of data pieces, holding content offset
+ * off: 0 with *len (bytes from off to the run's end) and *zero, or -1 when
+ * off is at or past the end.  What the index claims: a zero run's bytes are
+ * checked when they are read (a read of the range still fails if they are
+ * not the zero encoding), so a caller may skip a zero extent only as far as
+ * it trusts the index; a data run may hold zeros too. */
+int ra_extent(const struct ra *r, uint64_t off, uint64_t *len, bool *zero);
+
+/* Free everything (r may be NULL).  The caller closes fd. */
+void ra_close(struct ra *r);
+
+#endif
