@@ -5,6 +5,7 @@
 #include "idx.h"
 #include "piece.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,7 +211,7 @@ static int ra_same_file(const struct ra *r, struct sp_err *e)
 {
     struct stat s;
     if (fstat(r->fd, &s) != 0) {
-        sp_err_set(e, SP_ERR_READ, 0, "cannot stat the file");
+        sp_err_set(e, SP_ERR_READ, errno, "cannot stat the file");
         return -1;
     }
     if ((uint64_t)s.st_size != r->st_size || (uint64_t)s.st_ino != r->st_ino ||
