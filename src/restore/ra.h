@@ -1,5 +1,5 @@
 /* ra.h — random access to the content of a spigz file through its index:
- * the reader under the mount and the NBD plugin (issue 24).
+ * the reader under the mount and the NBD plugin.
  *
  * A read decodes only the pieces it touches.  Every piece is checked before
  * a byte of it is returned (piece.h: a zero piece against the canonical
