@@ -1,0 +1,63 @@
+/* vol.h — a gzip backup as a read-only volume: its content, read at any
+ * offset.  The one interface the front ends use (the FUSE mount in
+ * cli/cmd_mount.c, the nbdkit plugin in nbd/), whatever made the file.
+ *
+ * Backends:
+ *  - a spigz file with its index: ra.h (each piece checked before a byte of
+ *    it is returned; zero runs answered without inflating);
+ *  - any other gzip file: a foreign index of access points (a later module,
+ *    gzx.h); until it exists vol_open() refuses such a file with a reason.
+ *
+ * Errors: a read either returns the content's bytes or fails with *err set
+ * (SP_ERR_DATA or SP_ERR_CHECK: a piece failed its check or the file
+ * changed, the message naming the content range; SP_ERR_READ; SP_ERR_NOMEM).
+ * The front ends map a failure to EIO and log err's message once.
+ *
+ * Contract: vol_open() and vol_close() from one thread with no other call
+ * running; vol_size(), vol_pread() and vol_extent() from any number of
+ * threads at once.  The volume owns nothing the caller passed: the caller
+ * keeps fd open until vol_close() and closes it afterwards.  Never prints
+ * or exits.
+ */
+#ifndef SPIGZ_VOL_H
+#define SPIGZ_VOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "progress.h"
+
+struct vol_opts {
+    uint64_t cache_bytes;      /* decoded bytes kept; 0: the backend's default */
+    struct sp_progress *prog;  /* advanced by a one-pass index build; may be NULL */
+};
+
+struct vol;
+
+/* Open the gzip file on fd (a regular file).  0 with *out, or -1 with *err
+ * set: SP_ERR_FORMAT when the file cannot be read at random (not gzip, or a
+ * gzip file of a kind no backend takes; the message says why), else the
+ * error met.  o may be NULL (the defaults). */
+int vol_open(int fd, const struct vol_opts *o, struct vol **out, struct sp_err *err);
+
+/* The content's length. */
+uint64_t vol_size(const struct vol *v);
+
+/* Read up to len bytes at off: the bytes read (fewer than len only at the
+ * end; 0 at or past it), or -1 with *err set. */
+int64_t vol_pread(struct vol *v, void *buf, size_t len, uint64_t off, struct sp_err *err);
+
+/* The run holding off: 0 with *len (bytes from off to the run's end) and
+ * *zero (true: the run reads as zeros and may be reported as a hole), or -1
+ * at or past the end.  A backend that knows nothing of zeros reports one
+ * data run to the end. */
+int vol_extent(const struct vol *v, uint64_t off, uint64_t *len, bool *zero);
+
+/* Which backend serves the volume: "spigz index" or "gzip index". */
+const char *vol_kind(const struct vol *v);
+
+void vol_close(struct vol *v);
+
+#endif
