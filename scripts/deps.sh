@@ -6,8 +6,8 @@
 # image, and the gzip and pigz it compares with.
 set -eu
 what=${1:-test}
-build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev libisal-dev check libblkid-dev libext2fs-dev ntfs-3g-dev"
-test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync fdisk mount dosfstools mtools exfatprogs exfat-fuse ntfs-3g gddrescue bash-completion gztool python3-indexed-gzip shellcheck"
+build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev libisal-dev check libblkid-dev libext2fs-dev ntfs-3g-dev libfuse3-dev"
+test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync fdisk mount dosfstools mtools exfatprogs exfat-fuse ntfs-3g gddrescue bash-completion gztool python3-indexed-gzip shellcheck fuse3 fuse2fs"
 demo="$build gzip pigz e2fsprogs"
 deb="$build debhelper dpkg-dev fakeroot lintian gzip man-db"
 bench="$test time zerofree partclone bc gnuplot-nox"

@@ -33,7 +33,7 @@
 #define EXIT_WARN 2
 
 enum cli_mode { MODE_COMPRESS, MODE_DECOMPRESS, MODE_TEST, MODE_LIST, MODE_ESTIMATE,
-                MODE_COMPARE, MODE_EXPORT };
+                MODE_COMPARE, MODE_EXPORT, MODE_MOUNT };
 enum cli_progress { PROGRESS_AUTO, PROGRESS_ON, PROGRESS_OFF };
 enum cli_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_KV };
 
@@ -76,6 +76,7 @@ struct cli {
     uint64_t seed;               /* --seed */
     enum cli_format format;      /* --format */
     enum xidx_fmt export_fmt;    /* --export-index=FORMAT (MODE_EXPORT) */
+    uint64_t cache_bytes;        /* --cache (MODE_MOUNT), 0: the reader's default */
     int status;                  /* worst exit status so far */
     /* -l totals */
     unsigned listed;
@@ -196,6 +197,10 @@ void cmd_estimate(struct cli *c, const char *path);
 void cmd_export(struct cli *c, const char *path);
 /* --compare: the backup at path against c->compare_target. */
 void cmd_compare(struct cli *c, const char *path);
+
+/* --mount BACKUP DIR: serve the backup read-only through FUSE until
+ * unmounted (cmd_mount.c). */
+void cmd_mount(struct cli *c, const char *backup, const char *dir);
 
 /* What was said of an input while it was read (its layouts disagree, a
  * filesystem damaged or mounted), kept in the backup's index as notes

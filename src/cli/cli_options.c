@@ -83,6 +83,11 @@ static void cli_help(void)
 "      --export-index=FMT  write the index of a spigz FILE for another tool:\n"
 "                       gztool (to FILE.gzi), indexed_gzip (to FILE.gzidx);\n"
 "                       -o OUT or -c to choose; nothing is decompressed\n"
+"      --mount BACKUP DIR  serve the backup read-only under DIR, without\n"
+"                       restoring it: DIR/disk (the image) and DIR/p1, p2...\n"
+"                       (its partitions); a daemon, -f in the foreground;\n"
+"                       ends with fusermount3 -u DIR\n"
+"      --cache=SIZE     --mount: decoded pieces kept in memory (default 64M)\n"
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
 "                       suffixes: powers of 1024; LEN may be 'end'); a range\n"
 "                       past the end of the image is an error\n"
@@ -122,6 +127,11 @@ static void cli_version(void)
         printf("  level %2d: %s\n", l, d != NULL ? d : "not in this build (no ISA-L)");
     }
     printf("--free=zero: %s\n", lay_filesystems());
+#ifdef HAVE_FUSE3
+    printf("--mount: libfuse3\n");
+#else
+    printf("--mount: not in this build (no libfuse3)\n");
+#endif
 }
 
 static void cli_license(void)
@@ -286,6 +296,8 @@ struct cli_long {
 #define KEY_SIZE 23
 #define KEY_EXPORT_INDEX 24
 #define KEY_SYNCHRONOUS 25
+#define KEY_MOUNT 26
+#define KEY_CACHE 27
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -313,6 +325,7 @@ static const struct cli_long cli_longs[] = {
     {"export-index", KEY_EXPORT_INDEX, OPT_ARG},
     {"silent", 'q', OPT_NONE},      {"ascii", 'a', OPT_NONE},
     {"synchronous", KEY_SYNCHRONOUS, OPT_NONE},
+    {"mount", KEY_MOUNT, OPT_NONE}, {"cache", KEY_CACHE, OPT_ARG},
 };
 
 /* The longest -S suffix gzip takes. */
@@ -325,7 +338,7 @@ static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
            key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT ||
-           key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX;
+           key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX || key == KEY_CACHE;
 }
 
 static void cli_estimate(struct cli *c, const char *arg)
@@ -420,6 +433,12 @@ static void cli_apply(struct cli *c, char key, const char *arg)
         if (xidx_parse_fmt(arg, &c->export_fmt) != 0)
             cli_usage_error("invalid --export-index '%s' (expected gztool or indexed_gzip)", arg);
         c->mode = MODE_EXPORT;
+        break;
+    case KEY_MOUNT: c->mode = MODE_MOUNT; break;
+    case KEY_CACHE:
+        if (cli_size(arg, arg + strlen(arg), &c->cache_bytes) != 0 || c->cache_bytes == 0)
+            cli_usage_error("invalid --cache '%s' (expected a byte count, K, M, G or T "
+                            "suffix)", arg);
         break;
     case KEY_SIZE: /* as pv -s: the display's total for an input that has none */
         if (cli_size(arg, arg + strlen(arg), &c->size) != 0 || c->size == 0)
@@ -608,6 +627,12 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--compare takes a backup and the file or device to compare it with");
     if (c->mode == MODE_COMPARE && (c->output != NULL || c->to_stdout || c->range))
         cli_usage_error("--compare writes nothing: -c, -o and --range make no sense");
+    if (c->mode == MODE_MOUNT && nfiles != 2)
+        cli_usage_error("--mount takes a backup and the directory to mount it on");
+    if (c->mode == MODE_MOUNT && (c->output != NULL || c->to_stdout || c->range || c->recursive))
+        cli_usage_error("--mount writes nothing: -c, -o, -r and --range make no sense");
+    if (c->cache_bytes != 0 && c->mode != MODE_MOUNT)
+        cli_usage_error("--cache is for --mount");
     if (c->rescue && c->mode != MODE_COMPRESS)
         cli_usage_error("--rescue is for compressing (decompress with --salvage)");
     if (c->salvage && c->mode != MODE_DECOMPRESS && c->mode != MODE_TEST)

@@ -222,6 +222,9 @@ int main(int argc, char **argv)
         c.compare_target = files[1];
         cmd_compare(&c, files[0]);
         nfiles = 0;
+    } else if (c.mode == MODE_MOUNT) {
+        cmd_mount(&c, files[0], files[1]);
+        nfiles = 0;
     } else if (nfiles == 0) {
         run(&c, NULL);
     }

@@ -38,6 +38,11 @@ int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
 {
     if (off > d->len || n > d->len - off)
         return -1;
+    if (d->readfn) {
+        int r = d->readfn(d->ctx, buf, n, d->off + off);
+        d->read += r == 0 ? n : 0;
+        return r == 0 ? 0 : -1;
+    }
     size_t got;
     int rc = io_pread(d->fd, buf, n, d->off + off, &got);
     d->read += got;

@@ -107,6 +107,26 @@ int lay_build(int fd, uint64_t base, uint64_t size, const struct lay_opts *o,
 
 void lay_free(struct lay_map *m);
 
+/* One partition as the Linux kernel would make it a block device. */
+struct lay_kpart {
+    unsigned number;   /* the kernel's: GPT entry index + 1; MBR 1-4, logicals from 5 */
+    uint64_t off, len; /* in the disk, inside it, len > 0 */
+    char ptype[48];    /* GPT type GUID or MBR type ("0x83") */
+};
+
+/* The partitions the kernel (msdos and efi parsers, 512-byte sectors: a
+ * loop device's) finds on a disk of size bytes, read through
+ * readfn(ctx, buf, n, off) (lay_fs.h): a GPT when sector 0 is a protective
+ * MBR (the primary header, else the first valid backup), else the MBR with
+ * its logicals; none for a FAT boot sector or no table.  Entries that leave
+ * the disk or are empty are left out, as the kernel leaves them out; so is
+ * an MBR's extended container (the kernel's 1 KiB device of it holds no
+ * filesystem).  Sorted by number.  0 with *out (malloc'd, the caller
+ * frees; NULL when *n is 0), or -1 out of memory.  Untrusted bytes: every
+ * table is bounded as lay_mbr.c and lay_gpt.c bound it. */
+int lay_kernel_parts(int (*readfn)(void *ctx, void *buf, size_t n, uint64_t off), void *ctx,
+                     uint64_t size, struct lay_kpart **out, size_t *n);
+
 /* 1 when something may change the input open on fd while its maps are
  * read, with why set to a sentence naming it ("/dev/loop3 is mounted
  * read-write on /mnt/x", "process 77 (ntfs-3g) has it open for writing",

@@ -45,6 +45,11 @@ struct lay_dev {
     uint64_t off;  /* of the region in the file */
     uint64_t len;  /* of the region */
     uint64_t read; /* bytes read so far */
+    /* When set, the input is read through it instead of fd (the content
+     * of a backup, lay_kernel_parts()): n bytes at off of the input, 0 or
+     * -1 (any failure, a short read included).  Table readers only. */
+    int (*readfn)(void *ctx, void *buf, size_t n, uint64_t off);
+    void *ctx;
 };
 
 /* Read n bytes at off of the region.  0, or -1 when any of them is outside

@@ -1,0 +1,399 @@
+/* cmd_mount.c — --mount BACKUP DIR: a backup as read-only files, through
+ * libfuse3, without restoring it.
+ *
+ * DIR holds `disk`, the whole image (its exact size), and one file per
+ * partition the kernel would find in it (layout: lay_kernel_parts(): a GPT,
+ * or an MBR with its logicals), named as the kernel names a loop device's
+ * (`p1`, `p2`, `p5`...), so that `mount -o ro,loop DIR/p2 /mnt`, fuse2fs,
+ * ntfs-3g or mtools open the filesystem inside the backup.  Every read goes
+ * through the volume reader (restore/vol.h), which checks each piece before
+ * a byte of it is returned: a read that touches a damaged piece, or a
+ * backup changed or cut while mounted, fails with EIO and one log line
+ * naming the range (repeats of the same line are not logged again).
+ *
+ * The content never changes while mounted, so the kernel may keep what it
+ * read (kernel_cache, long attribute timeouts).  SEEK_DATA and SEEK_HOLE
+ * answer from the index's zero runs, so `cp --sparse=always` and qemu-img
+ * skip them; the zero runs are still checked when they are read.
+ *
+ * The command: the mount is made before the daemon detaches, so every
+ * error (no such backup, no index, DIR not a directory, no FUSE) is printed
+ * by the command, status 1.  Then it runs as a daemon (log lines to syslog)
+ * or, with -f (gzip's --force, which means nothing else here), in the
+ * foreground (log lines to stderr).  It ends with `fusermount3 -u DIR`,
+ * SIGINT, SIGTERM or SIGHUP, unmounting cleanly; its status is 1 when any
+ * read failed, else 0.  Threads: libfuse's multithreaded loop; the volume
+ * reader is safe from any number of threads (vol.h).
+ *
+ * Choices where the issue is silent: files are mode 0444 and belong to the
+ * user who mounted (as nbdfuse and fuse2fs do); an MBR's extended container
+ * gets no file (the kernel's device of it is 1 KiB of nothing to mount); a
+ * backup whose partition table cannot be read (a damaged first piece)
+ * still mounts, `disk` only, with a warning. */
+#include "config.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef HAVE_FUSE3
+
+#define FUSE_USE_VERSION 312
+#include <fuse.h>
+#include <pthread.h>
+#include <syslog.h>
+
+#include "lay.h"
+#include "vol.h"
+
+#define CM_MAX_FILES (1 + 256) /* disk, and the kernel's 256 partitions */
+
+struct cm_file {
+    char name[16];
+    uint64_t off, len; /* in the content */
+};
+
+struct cm_state {
+    struct vol *vol;
+    struct stat backup;   /* for the files' times */
+    struct cm_file files[CM_MAX_FILES];
+    size_t nfiles;
+    bool foreground;
+    uid_t uid;
+    gid_t gid;
+    pthread_mutex_t log_lock;
+    char last_log[sizeof(((struct sp_err *)0)->msg)];
+    _Atomic uint64_t failed; /* reads answered with EIO */
+    const char *name;        /* the backup, as given */
+};
+
+static struct cm_state *cm_get(void)
+{
+    return fuse_get_context()->private_data;
+}
+
+/* One line for a failed read, unless it is the line logged last. */
+static void cm_log(struct cm_state *s, const char *msg)
+{
+    atomic_fetch_add(&s->failed, 1);
+    pthread_mutex_lock(&s->log_lock);
+    if (strcmp(s->last_log, msg) != 0) {
+        snprintf(s->last_log, sizeof s->last_log, "%s", msg);
+        if (s->foreground)
+            cli_msg("%s: %s", s->name, msg);
+        else
+            syslog(LOG_ERR, "%s: %s", s->name, msg);
+    }
+    pthread_mutex_unlock(&s->log_lock);
+}
+
+static const struct cm_file *cm_find(const struct cm_state *s, const char *path)
+{
+    if (path[0] != '/')
+        return NULL;
+    for (size_t i = 0; i < s->nfiles; i++)
+        if (strcmp(path + 1, s->files[i].name) == 0)
+            return &s->files[i];
+    return NULL;
+}
+
+static void *cm_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+    (void)conn;
+    /* The content is immutable: the kernel may cache data and names. */
+    cfg->kernel_cache = 1;
+    cfg->attr_timeout = 3600;
+    cfg->entry_timeout = 3600;
+    cfg->negative_timeout = 3600;
+    return cm_get();
+}
+
+static void cm_times(const struct cm_state *s, struct stat *st)
+{
+    st->st_atim = s->backup.st_atim;
+    st->st_mtim = s->backup.st_mtim;
+    st->st_ctim = s->backup.st_ctim;
+    st->st_uid = s->uid;
+    st->st_gid = s->gid;
+}
+
+static int cm_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+    (void)fi;
+    struct cm_state *s = cm_get();
+    memset(st, 0, sizeof *st);
+    cm_times(s, st);
+    if (strcmp(path, "/") == 0) {
+        st->st_mode = S_IFDIR | 0555;
+        st->st_nlink = 2;
+        return 0;
+    }
+    const struct cm_file *f = cm_find(s, path);
+    if (f == NULL)
+        return -ENOENT;
+    st->st_mode = S_IFREG | 0444;
+    st->st_nlink = 1;
+    st->st_size = (off_t)f->len;
+    st->st_blocks = (blkcnt_t)((f->len + 511) / 512);
+    st->st_blksize = 65536;
+    return 0;
+}
+
+static int cm_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+                      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+    (void)off, (void)fi, (void)flags;
+    struct cm_state *s = cm_get();
+    if (strcmp(path, "/") != 0)
+        return -ENOTDIR;
+    fill(buf, ".", NULL, 0, 0);
+    fill(buf, "..", NULL, 0, 0);
+    for (size_t i = 0; i < s->nfiles; i++)
+        fill(buf, s->files[i].name, NULL, 0, 0);
+    return 0;
+}
+
+static int cm_open(const char *path, struct fuse_file_info *fi)
+{
+    const struct cm_file *f = cm_find(cm_get(), path);
+    if (f == NULL)
+        return -ENOENT;
+    if ((fi->flags & O_ACCMODE) != O_RDONLY)
+        return -EROFS;
+    fi->keep_cache = 1;
+    fi->fh = (uint64_t)(f - cm_get()->files);
+    return 0;
+}
+
+static int cm_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)path;
+    struct cm_state *s = cm_get();
+    if (fi->fh >= s->nfiles || off < 0)
+        return -EINVAL;
+    const struct cm_file *f = &s->files[fi->fh];
+    if ((uint64_t)off >= f->len)
+        return 0;
+    if (size > f->len - (uint64_t)off)
+        size = (size_t)(f->len - (uint64_t)off);
+    struct sp_err err = {0};
+    int64_t got = vol_pread(s->vol, buf, size, f->off + (uint64_t)off, &err);
+    if (got < 0) {
+        cm_log(s, err.msg);
+        return -EIO;
+    }
+    if ((uint64_t)got != size) { /* the content is shorter than the index said */
+        cm_log(s, "the content ends before its index's size");
+        return -EIO;
+    }
+    return (int)got;
+}
+
+/* SEEK_DATA, SEEK_HOLE: the next offset at or after off (within file f)
+ * in a data run (data) or a zero run or the end (hole); -ENXIO when off is
+ * at or past the end, or no data follows for SEEK_DATA. */
+static off_t cm_lseek(const char *path, off_t off, int whence, struct fuse_file_info *fi)
+{
+    (void)path;
+    struct cm_state *s = cm_get();
+    if (fi == NULL || fi->fh >= s->nfiles)
+        return -EBADF;
+    const struct cm_file *f = &s->files[fi->fh];
+    if (whence != SEEK_DATA && whence != SEEK_HOLE)
+        return -EINVAL;
+    if (off < 0)
+        return -ENXIO;
+    uint64_t at = (uint64_t)off;
+    while (at < f->len) {
+        uint64_t len;
+        bool zero;
+        if (vol_extent(s->vol, f->off + at, &len, &zero) != 0)
+            break;
+        if (zero == (whence == SEEK_HOLE))
+            return (off_t)at;
+        at = len < f->len - at ? at + len : f->len;
+    }
+    if ((uint64_t)off >= f->len || whence == SEEK_DATA)
+        return -ENXIO;
+    return (off_t)f->len; /* the end is a hole */
+}
+
+static int cm_statfs(const char *path, struct statvfs *sv)
+{
+    (void)path;
+    struct cm_state *s = cm_get();
+    memset(sv, 0, sizeof *sv);
+    sv->f_bsize = sv->f_frsize = 4096;
+    sv->f_blocks = (fsblkcnt_t)((vol_size(s->vol) + 4095) / 4096);
+    sv->f_files = s->nfiles;
+    sv->f_namemax = 255;
+    return 0;
+}
+
+static const struct fuse_operations cm_ops = {
+    .init = cm_init,
+    .getattr = cm_getattr,
+    .readdir = cm_readdir,
+    .open = cm_open,
+    .read = cm_read,
+    .lseek = cm_lseek,
+    .statfs = cm_statfs,
+};
+
+/* lay_kernel_parts()'s reads: the content through the volume.  The first
+ * failure is kept in the sp_err the context carries. */
+struct cm_table_read {
+    struct vol *vol;
+    struct sp_err err;
+};
+
+static int cm_table_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    struct cm_table_read *t = ctx;
+    struct sp_err e = {0};
+    int64_t got = vol_pread(t->vol, buf, n, off, &e);
+    if (got < 0 && t->err.kind == SP_OK)
+        t->err = e;
+    return got == (int64_t)n ? 0 : -1;
+}
+
+/* DIR/disk and DIR/pN. */
+static int cm_files(struct cli *c, struct cm_state *s)
+{
+    uint64_t size = vol_size(s->vol);
+    s->files[0] = (struct cm_file){"disk", 0, size};
+    s->nfiles = 1;
+    struct cm_table_read t = {.vol = s->vol};
+    struct lay_kpart *p = NULL;
+    size_t n = 0;
+    if (lay_kernel_parts(cm_table_read, &t, size, &p, &n) != 0) {
+        cli_error(c, "%s: out of memory", s->name);
+        return -1;
+    }
+    if (t.err.kind != SP_OK)
+        cli_warn(c, "%s: its partition table may be unreadable (%s): only `disk` is sure", s->name,
+                 t.err.msg);
+    for (size_t i = 0; i < n && s->nfiles < CM_MAX_FILES; i++) {
+        struct cm_file *f = &s->files[s->nfiles++];
+        snprintf(f->name, sizeof f->name, "p%u", p[i].number);
+        f->off = p[i].off;
+        f->len = p[i].len;
+    }
+    free(p);
+    return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP end the loop: libfuse installs its handlers
+ * only over the default ones, and the CLI's own (cli_signals_install)
+ * would remove temporary files, of which a mount has none. */
+static void cm_default_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
+/* Mount, detach unless foreground, serve until unmounted or signalled. */
+static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
+{
+    char fsname[300];
+    snprintf(fsname, sizeof fsname, "-ofsname=spigz:%s", s->name);
+    for (char *q = fsname; *q; q++)
+        if (*q == ',')
+            *q = '_'; /* a comma would end the option */
+    char *argv[] = {(char *)cli_prog, "-oro,default_permissions,subtype=spigz", fsname, NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+    struct fuse *f = fuse_new(&args, &cm_ops, sizeof cm_ops, s);
+    if (f == NULL) {
+        cli_error(c, "%s: FUSE could not start (see above)", dir);
+        return;
+    }
+    /* An absolute path: libfuse unmounts by path at the end, after the
+     * daemon has left the working directory. */
+    char *abs = realpath(dir, NULL);
+    if (abs == NULL || fuse_mount(f, abs) != 0) {
+        free(abs);
+        cli_error(c, "%s: cannot mount %s there (see above; is /dev/fuse there and DIR a "
+                     "directory?)", dir, s->name);
+        fuse_destroy(f);
+        return;
+    }
+    if (!s->foreground)
+        openlog("spigz", LOG_PID, LOG_DAEMON);
+    cm_default_signals();
+    if (fuse_daemonize(s->foreground) != 0 ||
+        fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+        cli_error(c, "%s: cannot serve the mount", dir);
+    } else {
+        struct fuse_loop_config *lc = fuse_loop_cfg_create();
+        int rc = lc ? fuse_loop_mt(f, lc) : -1;
+        fuse_loop_cfg_destroy(lc);
+        fuse_remove_signal_handlers(fuse_get_session(f));
+        if (rc < 0)
+            cli_error(c, "%s: the mount's loop failed", dir);
+    }
+    fuse_unmount(f);
+    fuse_destroy(f);
+    free(abs);
+    uint64_t failed = atomic_load(&s->failed);
+    if (failed > 0)
+        cli_error(c, "%s: %llu reads failed (EIO): the backup is damaged or changed", s->name,
+                  (unsigned long long)failed);
+}
+
+void cmd_mount(struct cli *c, const char *backup, const char *dir)
+{
+    /* FUSE would mount over a file too, hiding it: DIR must be a directory. */
+    struct stat dst;
+    int r = stat(dir, &dst);
+    if (r != 0 || !S_ISDIR(dst.st_mode)) {
+        cli_error(c, "%s: cannot mount %s there: %s", dir, backup,
+                  r != 0 ? strerror(errno) : "not a directory");
+        return;
+    }
+    struct cm_state *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        cli_error(c, "%s: out of memory", backup);
+        return;
+    }
+    s->name = backup;
+    s->foreground = c->force;
+    s->uid = getuid();
+    s->gid = getgid();
+    pthread_mutex_init(&s->log_lock, NULL);
+    int fd = open(backup, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct sp_err err = {0};
+    struct vol_opts o = {.cache_bytes = c->cache_bytes};
+    if (fd < 0) {
+        cli_error(c, "%s: %s", backup, strerror(errno));
+    } else if (fstat(fd, &s->backup) != 0 || !S_ISREG(s->backup.st_mode)) {
+        cli_error(c, "%s: not a regular file: a backup is mounted from a file", backup);
+    } else if (vol_open(fd, &o, &s->vol, &err) != 0) {
+        cli_error(c, "%s: %s", backup, err.msg);
+    } else if (cm_files(c, s) == 0) {
+        if (c->verbose > 0)
+            for (size_t i = 0; i < s->nfiles; i++)
+                cli_msg("%s: %s/%s: %llu bytes at %llu", backup, dir, s->files[i].name,
+                        (unsigned long long)s->files[i].len, (unsigned long long)s->files[i].off);
+        cm_serve(c, s, dir);
+    }
+    vol_close(s->vol);
+    if (fd >= 0)
+        close(fd);
+    pthread_mutex_destroy(&s->log_lock);
+    free(s);
+}
+
+#else
+
+void cmd_mount(struct cli *c, const char *backup, const char *dir)
+{
+    (void)dir;
+    cli_error(c, "%s: --mount is not in this build (configure found no libfuse3)", backup);
+}
+
+#endif
