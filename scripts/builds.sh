@@ -11,6 +11,7 @@
 #   zlib     both of those                     zlib alone: levels 0 and 4..9
 #   noblkid  --without-blkid                   --free=zero refused, saying why
 #   nofs     --without-ext2fs --without-ntfs3g ext2/3/4 and NTFS read whole, said
+#   nomount  --without-fuse3                   --mount refused, saying why
 #   shared   --disable-static-libdeflate       libdeflate's shared library
 #   nocheck  --without-check                   make check without the unit tests
 # The default configuration is built and tested in full by `make distcheck`
@@ -27,7 +28,7 @@ jobs=$(nproc)
 # a failing test's log is printed (automake's harness reads VERBOSE)
 VERBOSE=1
 export VERBOSE
-[ "$#" -gt 0 ] || set -- noisal nold zlib noblkid nofs shared nocheck
+[ "$#" -gt 0 ] || set -- noisal nold zlib noblkid nofs nomount shared nocheck
 
 mkdir -p "$base"
 # A tree configured in place refuses builds elsewhere: build from a clean
@@ -74,9 +75,10 @@ for name in "$@"; do
     zlib) opts="--without-isal --without-libdeflate" ;;
     noblkid) opts=--without-blkid ;;
     nofs) opts="--without-ext2fs --without-ntfs3g" ;;
+    nomount) opts=--without-fuse3 ;;
     shared) opts=--disable-static-libdeflate ;;
     nocheck) opts=--without-check ;;
-    *) echo "usage: $0 [default|noisal|nold|zlib|noblkid|nofs|shared|nocheck]..." >&2; exit 1 ;;
+    *) echo "usage: $0 [default|noisal|nold|zlib|noblkid|nofs|nomount|shared|nocheck]..." >&2; exit 1 ;;
     esac
     t0=$(date +%s)
     echo "builds: $name: configure $opts"
@@ -94,7 +96,7 @@ for name in "$@"; do
         has "engines: ISA-L"; levels "0 1 2 3 4 5 6 7 8 9 10 11 12"
         has "ext2/3/4 by libext2fs"; has "NTFS by libntfs-3g"
         links libisal.so; links_not libdeflate.so; links libblkid.so; links libext2fs.so
-        links libntfs-3g.so ;;
+        links libntfs-3g.so; has "--mount: libfuse3"; links libfuse3.so ;;
     noisal)
         summary "levels 1-3: ISA-L no"; has "(built without ISA-L)"
         has "level  1: not in this build"; levels "0 4 5 6 7 8 9 10 11 12"; links_not libisal.so ;;
@@ -111,6 +113,9 @@ for name in "$@"; do
         has "ext2/3/4 read whole (built without libext2fs)"
         has "NTFS read whole (built without libntfs-3g)"
         links_not libext2fs.so; links_not libntfs-3g.so ;;
+    nomount)
+        summary "--mount: libfuse3 no"; has "--mount: not in this build"
+        links_not libfuse3.so ;;
     shared)
         summary "libdeflate (shared)"; has libdeflate; links libdeflate.so ;;
     nocheck)
@@ -153,6 +158,10 @@ for name in "$@"; do
                 fail "--free=zero on ${fs%:*}: status $s, '$(cat err)': expected 0, read whole, said"
         done
         echo "builds: $name: ext4 and NTFS read whole, said, restored" ;;
+    nomount)
+        # the refusal (status 1, said), then SKIP
+        check tests/mount.sh
+        skipped mount.sh ;;
     shared)
         check tests/check_engine tests/check_splice tests/check_compress tests/cli.sh ;;
     nocheck)
