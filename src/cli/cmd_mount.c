@@ -308,6 +308,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
     char *argv[] = {(char *)cli_prog, "-oro,default_permissions,subtype=spigz", fsname, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, argv);
     struct fuse *f = fuse_new(&args, &cm_ops, sizeof cm_ops, s);
+    fuse_opt_free_args(&args); /* fuse_new may have copied them */
     if (f == NULL) {
         cli_error(c, "%s: FUSE could not start (see above)", dir);
         return;
