@@ -13,7 +13,10 @@
  *     mapped one (a byte is free only when every reading says so), and in
  *     no table structure; a mapped region's used bytes are at most its
  *     length, an unmapped one's its length;
- *   - the same input maps the same way twice (no state kept between calls).
+ *   - the same input maps the same way twice (no state kept between calls);
+ *   - lay_kernel_parts() (the mount's pN files) on the same bytes through a
+ *     read callback returns 0 and partitions inside the input, non-empty,
+ *     numbered 1 to 256, in increasing order.
  * Seeds: fuzz/make-corpus.sh writes small images made by each mkfs, alone
  * and inside MBR and GPT disks, into fuzz/corpus/layout.
  */
@@ -85,8 +88,37 @@ static void check_map(const struct lay_map *m, uint64_t size)
     }
 }
 
+struct mem {
+    const uint8_t *data;
+    size_t size;
+};
+
+static int mem_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    const struct mem *m = ctx;
+    CHECK(off <= m->size && n <= m->size - off); /* lay_dev_read bounds it */
+    memcpy(buf, m->data + off, n);
+    return 0;
+}
+
+static void check_kernel_parts(const uint8_t *data, size_t size)
+{
+    struct mem m = {data, size};
+    struct lay_kpart *p;
+    size_t n;
+    CHECK(lay_kernel_parts(mem_read, &m, size, &p, &n) == 0);
+    CHECK((n == 0) == (p == NULL));
+    for (size_t i = 0; i < n; i++) {
+        CHECK(p[i].len > 0 && p[i].off < size && p[i].len <= size - p[i].off);
+        CHECK(p[i].number >= 1 && p[i].number <= 256);
+        CHECK(i == 0 || p[i].number > p[i - 1].number);
+    }
+    free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_kernel_parts(data, size);
     int fd = memfd_create("fuzz-layout", MFD_CLOEXEC);
     CHECK(fd >= 0);
     CHECK(size == 0 || write(fd, data, size) == (ssize_t)size);
