@@ -381,6 +381,113 @@ START_TEST(test_stale_gpt_backup)
 }
 END_TEST
 
+
+/* ---- the kernel's partitions (lay_kernel_parts: the mount's pN files) ---- */
+
+static int mem_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    memcpy(buf, (const uint8_t *)ctx + off, n);
+    return 0;
+}
+
+static int fail_read(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    (void)ctx, (void)buf, (void)n, (void)off;
+    return -1;
+}
+
+/* The partitions of the DIMG bytes of d, as "N:OFF:LEN " in sectors. */
+static const char *kparts(const uint8_t *d, uint64_t size)
+{
+    static char out[512];
+    struct lay_kpart *p;
+    size_t n;
+    ck_assert_int_eq(lay_kernel_parts(mem_read, (void *)d, size, &p, &n), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%u:%llu:%llu ", p[i].number,
+                 (unsigned long long)(p[i].off / 512), (unsigned long long)(p[i].len / 512));
+    free(p);
+    return out;
+}
+
+/* Primaries by slot, logicals from 5 along the chain, no file for the
+ * extended container. */
+START_TEST(test_kparts_mbr)
+{
+    uint8_t *d = calloc(1, DISK);
+    mbr_entry(d, 0, 0x80, 0x83, 2048, 2048);
+    mbr_entry(d, 2, 0x00, 0x05, 4096, 8192);
+    mbr_entry(d + 4096 * 512, 0, 0, 0x83, 64, 1024);
+    mbr_entry(d + 4096 * 512, 1, 0, 0x05, 2048, 4096);
+    mbr_entry(d + 6144 * 512, 0, 0, 0x83, 64, 1024);
+    ck_assert_str_eq(kparts(d, DISK), "1:2048:2048 5:4160:1024 6:6208:1024 ");
+    /* a partition running past the end is cut there; one starting past it
+     * is left out, as the kernel does */
+    mbr_entry(d, 1, 0x00, 0x83, DISK / 512 - 100, 1000);
+    mbr_entry(d, 3, 0x00, 0x83, DISK / 512 + 5, 10);
+    ck_assert_str_eq(kparts(d, DISK), "1:2048:2048 2:16284:100 5:4160:1024 6:6208:1024 ");
+    /* an invalid boot indicator: no table */
+    d[446] = 0x12;
+    ck_assert_str_eq(kparts(d, DISK), "");
+    free(d);
+}
+END_TEST
+
+/* The disk that lost a partition under --free=zero: a FAT boot sector with
+ * an MBR written beside it.  The kernel reads the table: p1. */
+START_TEST(test_kparts_fat_under_mbr)
+{
+    uint8_t *d = calloc(1, DISK);
+    static const uint8_t jmp[3] = {0xEB, 0x58, 0x90};
+    memcpy(d, jmp, 3);
+    memcpy(d + 3, "mkfs.fat", 8);
+    d[11] = 0x00, d[12] = 0x02, d[13] = 1, d[14] = 32, d[16] = 2, d[21] = 0xF8;
+    put_le(d + 32, DISK / 512, 4);
+    memcpy(d + 82, "FAT32   ", 8);
+    mbr_entry(d, 0, 0x00, 0x83, 2048, 8192);
+    ck_assert_str_eq(kparts(d, DISK), "1:2048:8192 ");
+    free(d);
+}
+END_TEST
+
+/* A GPT needs its protective MBR; the primary header first, the backup
+ * when the primary fails its CRC; entries numbered by their index. */
+START_TEST(test_kparts_gpt)
+{
+    uint8_t *d = calloc(1, DISK);
+    uint64_t last = DISK / 512 - 1;
+    gpt_write(d, 1, last, 2, 2048, 6143);
+    gpt_write(d, last, 1, last - 32, 2048, 4095);
+    ck_assert_str_eq(kparts(d, DISK), ""); /* no protective MBR */
+    mbr_entry(d, 0, 0, 0xEE, 1, DISK / 512 - 1);
+    ck_assert_str_eq(kparts(d, DISK), "1:2048:4096 ");
+    d[512 + 40] ^= 1; /* the primary header's CRC fails */
+    ck_assert_str_eq(kparts(d, DISK), "1:2048:2048 ");
+    /* the third entry only, in the backup's array */
+    uint8_t *a = d + (last - 32) * 512;
+    memcpy(a + 2 * 128, a, 128);
+    memset(a, 0, 128);
+    gpt_header(d, last, 1, last - 32, 128, 34);
+    ck_assert_str_eq(kparts(d, DISK), "3:2048:2048 ");
+    free(d);
+}
+END_TEST
+
+/* Reads that fail (a damaged backup's first piece): no partitions, no
+ * error; and a disk too small for a sector. */
+START_TEST(test_kparts_unreadable)
+{
+    struct lay_kpart *p = (void *)1;
+    size_t n = 7;
+    ck_assert_int_eq(lay_kernel_parts(fail_read, NULL, DISK, &p, &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(p);
+    uint8_t s[100] = {0};
+    ck_assert_str_eq(kparts(s, sizeof s), "");
+}
+END_TEST
+
 /* What the build offers: --free=zero with libblkid, and without it (configure
  * --without-blkid) a refusal that says why, before anything is read. */
 START_TEST(test_available_as_configured)
@@ -433,7 +540,13 @@ int main(void)
     } else {
         printf("NOTE: %s: the partition tables' readings are not checked\n", why);
     }
+    TCase *tk = tcase_create("kernel");
+    tcase_add_test(tk, test_kparts_mbr);
+    tcase_add_test(tk, test_kparts_fat_under_mbr);
+    tcase_add_test(tk, test_kparts_gpt);
+    tcase_add_test(tk, test_kparts_unreadable);
     suite_add_tcase(s, tt);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, tk);
     return run_suite(s);
 }
