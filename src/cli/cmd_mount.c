@@ -69,6 +69,8 @@ struct cm_state {
     char last_log[sizeof(((struct sp_err *)0)->msg)];
     _Atomic uint64_t failed; /* reads answered with EIO */
     const char *name;        /* the backup, as given */
+    const char *point;       /* DIR, absolute */
+    atomic_flag tuned;       /* cm_read_ahead() done */
 };
 
 static struct cm_state *cm_get(void)
@@ -157,6 +159,48 @@ static int cm_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t o
     return 0;
 }
 
+/* The kernel reads ahead of a sequential reader of a FUSE file by its
+ * mount's read_ahead_kb (128 KiB by default, which the daemon may lower
+ * but not raise when the mount starts), one request at most that long: at
+ * 128 KiB a request costs more than the bytes it carries.  Root raises
+ * the mount's own setting (its bdi, which ends with the mount) to a piece's
+ * usual length; anyone else keeps the default.  Done at the first open of
+ * a file, once the kernel has its answer to the mount's first request
+ * (which sets the bdi's read-ahead to at most what the kernel proposed);
+ * the mount is found in /proc/self/mountinfo by its point, as a stat of it
+ * would ask this very daemon. */
+#define CM_READ_AHEAD_KB 1024
+
+static void cm_read_ahead(const char *abs)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (f == NULL)
+        return;
+    char line[4096], point[4096];
+    unsigned maj = 0, min = 0, a, b;
+    bool found = false;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &a, &b, point) == 3 &&
+            strcmp(point, abs) == 0) { /* the last one is ours: mounted on top */
+            maj = a, min = b;
+            found = true;
+        }
+    fclose(f);
+    if (!found)
+        return; /* a point with a space or a tab is escaped there: left alone */
+    char path[64];
+    snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char v[16];
+    int n = snprintf(v, sizeof v, "%d", CM_READ_AHEAD_KB);
+    if (write(fd, v, (size_t)n) != n) {
+        /* not root, or a kernel that refuses it: the default stays */
+    }
+    close(fd);
+}
+
 static int cm_open(const char *path, struct fuse_file_info *fi)
 {
     const struct cm_file *f = cm_find(cm_get(), path);
@@ -164,6 +208,8 @@ static int cm_open(const char *path, struct fuse_file_info *fi)
         return -ENOENT;
     if ((fi->flags & O_ACCMODE) != O_RDONLY)
         return -EROFS;
+    if (!atomic_flag_test_and_set(&cm_get()->tuned))
+        cm_read_ahead(cm_get()->point);
     fi->keep_cache = 1;
     fi->fh = (uint64_t)(f - cm_get()->files);
     return 0;
@@ -323,6 +369,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         fuse_destroy(f);
         return;
     }
+    s->point = abs;
     if (!s->foreground)
         openlog("spigz", LOG_PID, LOG_DAEMON);
     cm_default_signals();

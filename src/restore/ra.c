@@ -11,11 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The cache counts pieces too, a piece for every 4 KiB it may hold: tiny
  * pieces cannot make its bookkeeping outgrow its bytes. */
 #define RA_ENT_BYTES 4096
 #define RA_BUCKETS_MAX ((uint64_t)1 << 20)
+
+/* Read-ahead: a ring of pieces to decode ahead of a sequential reader, on
+ * at most RA_AHEAD_MAX threads started at the first need (not at ra_open:
+ * the mount forks after opening, and threads do not survive a fork).  A
+ * request that finds the ring full is dropped: read-ahead is a hint. */
+#define RA_RING 64
+#define RA_AHEAD_MAX 8
 
 /* A decoded data piece.  In the table (`listed`) while it is being decoded
  * (`ready` false) and then in the LRU list; a reader holding a reference
@@ -55,6 +63,15 @@ struct ra {
     uint64_t cap, bytes;    /* the cache's bytes: at most, held */
     uint64_t max_ent, nent; /* pieces in the LRU: at most, held */
     struct ra_slot *slots;  /* free list */
+    /* read-ahead, under mu */
+    unsigned nahead;        /* threads wanted (0: none) */
+    pthread_t th[RA_AHEAD_MAX];
+    unsigned nth;           /* started */
+    pthread_cond_t work;    /* the ring has a piece, or stop */
+    uint64_t ring[RA_RING];
+    unsigned rhead, rlen;
+    bool stop;
+    uint64_t next_k;        /* the piece after the last read's last, +1 (0: none) */
 };
 
 /* ---- opening ---- */
@@ -125,6 +142,14 @@ int ra_open(int fd, const struct ra_opts *o, struct ra **out, char *why, size_t 
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     uint64_t cache = o != NULL && o->cache_bytes > 0 ? o->cache_bytes : RA_CACHE_DEFAULT;
+    pthread_cond_init(&r->work, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    r->nahead = o != NULL && o->ahead_threads > 0 ? o->ahead_threads
+                : cpus > 0 ? (unsigned)cpus : 1;
+    if (o != NULL && o->no_ahead)
+        r->nahead = 0;
+    if (r->nahead > RA_AHEAD_MAX)
+        r->nahead = RA_AHEAD_MAX;
     if (ra_tables(r, cache) != 0) {
         ra_close(r);
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
@@ -414,6 +439,88 @@ static void ra_put(struct ra *r, struct ra_ent *e)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* ---- read-ahead ---- */
+
+/* A read-ahead thread: decodes the pieces queued into the cache.  A piece
+ * that fails is left for the reader that needs it, which reports it. */
+static void *ra_ahead_main(void *arg)
+{
+    struct ra *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        while (!r->stop && r->rlen == 0)
+            pthread_cond_wait(&r->work, &r->mu);
+        if (r->stop)
+            break;
+        uint64_t k = r->ring[r->rhead];
+        r->rhead = (r->rhead + 1) % RA_RING;
+        r->rlen--;
+        if (ra_lookup(r, k) != NULL)
+            continue; /* cached, or being decoded */
+        pthread_mutex_unlock(&r->mu);
+        struct sp_err e = {0};
+        struct ra_ent *got = ra_get(r, k, &e);
+        if (got != NULL)
+            ra_put(r, got);
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* Queue data pieces [from, to) not cached, under mu; threads started as
+ * needed.  Nothing when read-ahead is off. */
+static void ra_ahead_queue(struct ra *r, uint64_t from, uint64_t to)
+{
+    for (uint64_t k = from; k < to && k < r->x.n && r->rlen < RA_RING; k++) {
+        if (!r->x.p[k].data || ra_lookup(r, k) != NULL)
+            continue;
+        r->ring[(r->rhead + r->rlen) % RA_RING] = k;
+        r->rlen++;
+    }
+    while (r->nth < r->nahead && r->nth < r->rlen) {
+        if (pthread_create(&r->th[r->nth], NULL, ra_ahead_main, r) != 0)
+            break; /* no thread: the readers decode for themselves */
+        r->nth++;
+    }
+    if (r->rlen > 0)
+        pthread_cond_broadcast(&r->work);
+}
+
+/* Before a read of pieces [k0, k1]: the pieces after the first go to the
+ * read-ahead threads, decoded in parallel with it; and when the read
+ * continues the previous one (its first piece is that one's last or the
+ * next), the pieces after it too, as many as the threads, within half
+ * the cache (so that read-ahead never evicts what it read ahead). */
+static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
+{
+    if (r->nahead == 0)
+        return;
+    pthread_mutex_lock(&r->mu);
+    bool seq = r->next_k != 0 && (k0 + 1 == r->next_k || k0 == r->next_k);
+    r->next_k = k1 + 2;
+    uint64_t to = k1 + 1;
+    if (seq) {
+        uint64_t bytes = 0, want = 2 * (uint64_t)r->nahead;
+        while (to < r->x.n && to - k1 <= want && bytes + pc_ulen(&r->x, to) <= r->cap / 2)
+            bytes += pc_ulen(&r->x, to++);
+    }
+    if (k1 > k0 || to > k1 + 1)
+        ra_ahead_queue(r, k0 + 1, to);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void ra_ahead_stop(struct ra *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_broadcast(&r->work);
+    pthread_mutex_unlock(&r->mu);
+    for (unsigned i = 0; i < r->nth; i++)
+        pthread_join(r->th[i], NULL);
+    r->nth = 0;
+}
+
 /* ---- reading ---- */
 
 int64_t ra_pread(struct ra *r, void *buf, size_t len, uint64_t off, struct sp_err *err)
@@ -427,7 +534,9 @@ int64_t ra_pread(struct ra *r, void *buf, size_t len, uint64_t off, struct sp_er
         len = INT64_MAX;
     uint8_t *p = buf;
     size_t done = 0;
-    for (uint64_t k = pc_find(x, off); done < len; k++) {
+    uint64_t k0 = pc_find(x, off);
+    ra_ahead(r, k0, pc_find(x, off + len - 1));
+    for (uint64_t k = k0; done < len; k++) {
         uint64_t at = off + done, skip = at - x->p[k].uoff, end = x->p[k + 1].uoff;
         size_t n = end - at < len - done ? (size_t)(end - at) : len - done;
         if (!x->p[k].data) {
@@ -450,6 +559,8 @@ void ra_close(struct ra *r)
 {
     if (r == NULL)
         return;
+    if (r->bucket != NULL)
+        ra_ahead_stop(r);
     for (uint64_t i = 0; r->bucket != NULL && i < r->nbucket; i++)
         while (r->bucket[i] != NULL)
             ra_drop(r, r->bucket[i]);
@@ -463,6 +574,7 @@ void ra_close(struct ra *r)
     free(r->run);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
+    pthread_cond_destroy(&r->work);
     idx_free(&r->x);
     free(r);
 }

@@ -18,6 +18,16 @@
  * another thread is decoding waits for it rather than decode it twice (and
  * decodes it itself if that decode failed or could not be kept).
  *
+ * Read-ahead: a read that spans several data pieces hands all but its first
+ * to read-ahead threads, which decode them into the cache while the reader
+ * decodes the first (the reader then waits for them as for any decode under
+ * way); a read that continues the previous one (starting in that one's last
+ * piece or the next) also queues the data pieces after it, two per thread,
+ * within half the cache.  The threads start at the first such need, never
+ * in ra_open() (a caller may fork after opening: the mount's daemon), and
+ * end in ra_close().  They only fill the cache: a piece that fails there is
+ * decoded again by the reader that needs it, which reports the failure.
+ *
  * The file changed: every piece that is not already checked and held (a
  * decoded piece in the cache, a zero piece's bit) is read again, and before
  * it is, the file's size, inode and device are compared with those
@@ -29,11 +39,13 @@
  * zero or data pieces; the cache; and per concurrent call at most one
  * piece's compressed and decoded bytes (each <= DEC_PIECE_LIMIT), a 256 KiB
  * scratch and a decoder, kept in a free list for the next call (as many as
- * there were calls at once).  A cached piece evicted while a reader copies
- * from it lives until that copy ends.
+ * there were calls at once, each read-ahead thread counting as one).  A
+ * cached piece evicted while a reader copies from it lives until that copy
+ * ends.
  *
  * Contract: ra_open() and ra_close() from one thread, with no other call
- * running; ra_size(), ra_extent() and ra_pread() from any number of threads
+ * running (ra_close() joins the read-ahead threads); ra_size(), ra_extent()
+ * and ra_pread() from any number of threads
  * at once (each with its own buffer and sp_err).  The caller owns fd and
  * keeps it open until ra_close(); the reader only preads it (its offset is
  * never moved).  Never prints or exits.
@@ -50,7 +62,9 @@
 #define RA_CACHE_DEFAULT ((uint64_t)64 << 20)
 
 struct ra_opts {
-    uint64_t cache_bytes; /* decoded pieces kept; 0: RA_CACHE_DEFAULT */
+    uint64_t cache_bytes;   /* decoded pieces kept; 0: RA_CACHE_DEFAULT */
+    unsigned ahead_threads; /* read-ahead threads; 0: one per CPU (at most 8) */
+    bool no_ahead;          /* no read-ahead threads at all */
 };
 
 struct ra;
