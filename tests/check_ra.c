@@ -12,7 +12,8 @@
  * the lost pieces fail, never zeros.  A plain gzip file has no index (0 and
  * a reason).  Four threads read at random with a small cache (evictions,
  * shared decodes), compared with the content; run under ThreadSanitizer
- * too. */
+ * too.  A sequential reader, with read-ahead threads and without, reads
+ * the content, and meets a damaged piece exactly where it lies. */
 #define CU_CHEAP_CK_ASSERT
 #include "check_util.h"
 
@@ -297,6 +298,63 @@ START_TEST(damaged_zero_piece)
 }
 END_TEST
 
+/* A sequential reader, in reads of 1 to 64 KiB, with read-ahead (one and
+ * three threads, a cache of a few pieces and the default) and without:
+ * the content, in order; and a damaged data piece met on the way fails
+ * exactly when the reader reaches it (a read-ahead thread that met it first
+ * reports nothing), naming its range, and the reads after it succeed. */
+static void sequential(const struct sample *s, struct ra_opts o, uint64_t bad)
+{
+    struct ra *r = NULL;
+    char why[160];
+    struct sp_err err = {0};
+    ck_assert_int_eq(ra_open(s->fd, &o, &r, why, sizeof why, &err), 1);
+    uint8_t *buf = malloc(64 << 10);
+    uint64_t off = 0;
+    bool met = false;
+    while (off < s->n) {
+        size_t len = 1 + (size_t)rnd_below(64 << 10);
+        struct sp_err e = {0};
+        int64_t got = ra_pread(r, buf, len, off, &e);
+        uint64_t end = off + len < s->n ? off + len : s->n;
+        bool touches = bad != UINT64_MAX && off < s->x.p[bad + 1].uoff && s->x.p[bad].uoff < end;
+        if (touches) {
+            ck_assert_msg(got == -1, "a read of the damaged piece returned %lld", (long long)got);
+            met = true;
+            off = s->x.p[bad + 1].uoff;
+            continue;
+        }
+        ck_assert_msg(got == (int64_t)(end - off), "read at %llu: %lld %s",
+                      (unsigned long long)off, (long long)got, e.msg);
+        EXPECT(memcmp(buf, s->c + off, (size_t)got) == 0);
+        off = end;
+    }
+    ck_assert(bad == UINT64_MAX || met);
+    free(buf);
+    ra_close(r);
+}
+
+START_TEST(sequential_read_ahead)
+{
+    struct sample s;
+    sample_new(&s, 4u << 20);
+    struct ra_opts opts[] = {{.no_ahead = true}, {.ahead_threads = 1},
+                             {.ahead_threads = 3, .cache_bytes = 3 * CHUNK}, {0}};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        sequential(&s, opts[i], UINT64_MAX);
+    uint64_t k = piece_of(&s.x, true) + 4;
+    while (k + 1 < s.x.n && !s.x.p[k].data)
+        k++;
+    ck_assert(k + 1 < s.x.n && s.x.p[k].data);
+    uint64_t at = pc_file_off(&s.x, k) + pc_clen(&s.x, k) / 2;
+    flip(s.fd, at);
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+        sequential(&s, opts[i], k);
+    flip(s.fd, at);
+    sample_free(&s);
+}
+END_TEST
+
 START_TEST(truncated_after_open)
 {
     struct sample s;
@@ -417,6 +475,7 @@ static Suite *ra_suite(void)
     tcase_add_test(tc, truncated_after_open);
     tcase_add_test(tc, plain_gzip_has_no_index);
     tcase_add_test(tc, concurrent_readers);
+    tcase_add_test(tc, sequential_read_ahead);
     suite_add_tcase(s, tc);
     return s;
 }
