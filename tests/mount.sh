@@ -293,6 +293,23 @@ else
     fail "--mount -f dmg.gz: $(cat log)"
 fi
 
+section "a damaged partition table: disk only, a warning"
+P0_FOFF=$(awk '$1 == "piece" && $2 == 0 { for (i = 3; i <= NF; i++) if ($i ~ /^foff=/) print substr($i, 6) }' pieces)
+cp gpt.img.gz dmg0.gz
+printf '\x55\x55\x55\x55' | dd of=dmg0.gz bs=1 seek=$((P0_FOFF + 40)) conv=notrunc status=none
+if mount_fg dmg0.gz m log; then
+    check "piece 0 damaged: the files: $(names m)" [ "$(names m)" = "disk " ]
+    check "piece 0 damaged: warned ($(head -c 300 log))" grep -q "partition table may be unreadable" log
+    dread m/disk 0 4096; s=$?
+    check "piece 0 damaged: its bytes are EIO (status $s)" [ "$s" -eq 1 ]
+    dread m/disk "$((P_OFF[1] * S))" 4096; s=$?
+    check "piece 0 damaged: p1's bytes read (status $s)" [ "$s" -eq 0 ]
+    umount_fg m
+    check "piece 0 damaged: status $FG_RC, expected 1" [ "$FG_RC" -eq 1 ]
+else
+    fail "--mount -f dmg0.gz: $(cat log)"
+fi
+
 section "a backup cut, overwritten or renamed over while mounted"
 cp gpt.img.gz cut.gz
 if mount_fg cut.gz m log; then
