@@ -13,7 +13,8 @@
  * round trip, rejected (with a reason) when the gzip file's size, mtime,
  * head or tail changed, when a byte of it or its length is wrong; vol_open
  * builds and saves, then loads.  Four threads read at random at once (run
- * under ThreadSanitizer too). */
+ * under ThreadSanitizer too).  Files written by pigz (with and without -i),
+ * gzip, and two pigz files end to end read as their content. */
 #define CU_CHEAP_CK_ASSERT
 #include "check_util.h"
 
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -501,6 +503,60 @@ START_TEST(vol_builds_then_loads)
 }
 END_TEST
 
+/* The file a command (sh -c) writes from content c[0..n) on its stdin. */
+static int made_by(const char *cmd, const uint8_t *c, size_t n)
+{
+    int in = file_with(c, n), out = tmpfile_fd();
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        lseek(in, 0, SEEK_SET);
+        dup2(in, 0);
+        dup2(out, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed (pigz and gzip are in "
+                  "scripts/deps.sh's test list)", cmd);
+    close(in);
+    return out;
+}
+
+/* Real writers: pigz (one member, its blocks' sync points), pigz -i
+ * (independent blocks), gzip, and two pigz files end to end. */
+START_TEST(real_writers)
+{
+    struct sample s;
+    size_t one = 0;
+    sample_new(&s, (9u << 20) + 1234, &one, 1, NULL);
+    const char *cmds[] = {"pigz -p 2 -c", "pigz -p 2 -i -6 -c", "gzip -1 -c",
+                          "pigz -p 2 -c >t.$$ && cat t.$$ t.$$ && rm t.$$"};
+    uint8_t *twice = malloc(2 * s.n);
+    memcpy(twice, s.c, s.n);
+    memcpy(twice + s.n, s.c, s.n);
+    for (int i = 0; i < 4; i++) {
+        struct sample w = s;
+        if (i == 3) {
+            w.c = twice;
+            w.n = 2 * s.n;
+        }
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "cd /tmp && %s", cmds[i]);
+        w.fd = made_by(cmd, s.c, s.n);
+        struct gzx *g = build(&w, i == 1 ? 1 : 0);
+        EXPECT_U(gzx_nmembers(g), i == 3 ? 2 : 1);
+        edge_reads(g, &w);
+        random_reads(g, &w, i == 1 ? 30 : 200);
+        gzx_close(g);
+        close(w.fd);
+    }
+    free(twice);
+    sample_free(&s);
+}
+END_TEST
+
 struct reader {
     struct gzx *g;
     const struct sample *s;
@@ -566,6 +622,7 @@ static Suite *gzx_suite(void)
     tcase_add_test(tc, saved_index);
     tcase_add_test(tc, vol_builds_then_loads);
     tcase_add_test(tc, concurrent_readers);
+    tcase_add_test(tc, real_writers);
     suite_add_tcase(s, tc);
     return s;
 }
