@@ -55,12 +55,16 @@ static void make_content(uint8_t *p, size_t n, unsigned seed)
     }
 }
 
+/* zlib's memLevel for the members made: 1 makes blocks of 128 symbols
+ * (block boundaries every few KiB), 8 (zlib's default) of 16384. */
+static int mem_level = 8;
+
 /* A gzip member of p[0..n) appended to out (grown): level lvl. */
 static void gz_member(struct buf *out, const uint8_t *p, size_t n, int lvl)
 {
     z_stream s;
     memset(&s, 0, sizeof s);
-    ck_assert_int_eq(deflateInit2(&s, lvl, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    ck_assert_int_eq(deflateInit2(&s, lvl, Z_DEFLATED, 31, mem_level, Z_DEFAULT_STRATEGY), Z_OK);
     size_t cap = deflateBound(&s, (uLong)n) + 64;
     out->p = realloc(out->p, out->n + cap + 1);
     ck_assert_ptr_nonnull(out->p);
@@ -223,6 +227,33 @@ START_TEST(many_small_members)
     edge_reads(g, &s);
     random_reads(g, &s, 200);
     gzx_close(g);
+    sample_free(&s);
+}
+END_TEST
+
+/* Points every 64 KiB, at most 8 (so thinned again and again), and at
+ * most 64: the reads are the content still, members included. */
+START_TEST(small_span_and_thinning)
+{
+    struct sample s;
+    size_t parts[] = {700000, 0, 1500000, 0};
+    mem_level = 1;
+    sample_new(&s, (5u << 20) + 3, parts, 4, NULL);
+    mem_level = 8;
+    uint32_t maxes[] = {8, 64, 0};
+    for (int i = 0; i < 3; i++) {
+        struct gzx_opts o = {.span = 65536, .points_max = maxes[i], .cache_bytes = i == 1 ? 1 : 0};
+        struct gzx *g = NULL;
+        struct sp_err err = {0};
+        ck_assert_msg(gzx_build(s.fd, &o, &g, &err) == 0, "gzx_build: %s", err.msg);
+        EXPECT_U(gzx_size(g), s.n);
+        if (maxes[i] > 0)
+            ck_assert_uint_le(gzx_npoints(g), maxes[i]);
+        ck_assert_uint_ge(gzx_npoints(g), (i == 2 ? 60 : maxes[i] / 2));
+        edge_reads(g, &s);
+        random_reads(g, &s, 100);
+        gzx_close(g);
+    }
     sample_free(&s);
 }
 END_TEST
@@ -617,6 +648,7 @@ static Suite *gzx_suite(void)
     tcase_add_test(tc, multi_member);
     tcase_add_test(tc, many_small_members);
     tcase_add_test(tc, small_and_empty);
+    tcase_add_test(tc, small_span_and_thinning);
     tcase_add_test(tc, not_gzip);
     tcase_add_test(tc, damaged);
     tcase_add_test(tc, saved_index);

@@ -145,6 +145,7 @@ struct gzx_build {
     uint64_t pcap;      /* points allocated */
     uint64_t crcap;     /* chunk CRCs allocated */
     uint64_t span;      /* GZX_SPAN, doubled when the points are thinned */
+    uint32_t pmax;      /* GZX_POINTS_MAX, or less */
     uint64_t last;      /* content offset of the last point */
     uint32_t chunk_crc; /* of the chunk being filled */
     struct sp_progress *prog;
@@ -172,7 +173,7 @@ static void gzx_thin(struct gzx_build *b)
 static int gzx_add_point(struct gzx_build *b, bool member, uint64_t coff, unsigned bits)
 {
     struct gzx *g = b->g;
-    if (g->np == GZX_POINTS_MAX)
+    if (g->np == b->pmax)
         gzx_thin(b);
     if (g->np == b->pcap) {
         uint64_t cap = b->pcap ? b->pcap * 2 : 64;
@@ -374,7 +375,12 @@ int gzx_build(int fd, const struct gzx_opts *o, struct gzx **out, struct sp_err 
 {
     *out = NULL;
     struct gzx *g = calloc(1, sizeof *g);
-    struct gzx_build b = {.g = g, .span = GZX_SPAN, .prog = o ? o->prog : NULL};
+    struct gzx_build b = {.g = g, .span = GZX_SPAN, .pmax = GZX_POINTS_MAX,
+                          .prog = o ? o->prog : NULL};
+    if (o != NULL && o->span > 0)
+        b.span = o->span;
+    if (o != NULL && o->points_max >= 2 && o->points_max < GZX_POINTS_MAX)
+        b.pmax = o->points_max;
     if (g == NULL) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         return -1;

@@ -77,6 +77,10 @@
 struct gzx_opts {
     uint64_t cache_bytes;     /* decoded chunks kept; 0: GZX_CACHE_DEFAULT */
     struct sp_progress *prog; /* gzx_build: PROG_IN by compressed bytes read, in_total set */
+    /* gzx_build's spacing and point limit; 0: GZX_SPAN, GZX_POINTS_MAX (at
+     * most that).  For tests and the fuzzer: many points on small files. */
+    uint64_t span;
+    uint32_t points_max;
 };
 
 struct gzx;
