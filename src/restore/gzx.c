@@ -101,8 +101,10 @@ uint64_t gzx_rd_pos(const struct gzx_rd *r)
     return r->base + r->at;
 }
 
-/* A member header at the reader's position: 0, or -1 with *err. */
-int gzx_header(struct gzx_rd *r, struct sp_err *err)
+/* A member header at the reader's position: 0, or -1 with *err
+ * (SP_ERR_FORMAT for a bad header at byte 0 when first, the file not being
+ * gzip; else SP_ERR_DATA: a reader's index said a member starts there). */
+int gzx_header(struct gzx_rd *r, bool first, struct sp_err *err)
 {
     struct gz_info h;
     uint64_t at = gzx_rd_pos(r);
@@ -114,7 +116,7 @@ int gzx_header(struct gzx_rd *r, struct sp_err *err)
         return -1;
     }
     char msg[128];
-    sp_err_set(err, at == 0 ? SP_ERR_FORMAT : SP_ERR_DATA, 0,
+    sp_err_set(err, first && at == 0 ? SP_ERR_FORMAT : SP_ERR_DATA, 0,
                "the member at byte %llu: %s", (unsigned long long)at,
                gz_status_msg(st, &h, msg, sizeof msg));
     return -1;
@@ -337,7 +339,7 @@ static int gzx_pass(struct gzx_build *b, struct sp_err *err)
     gzx_rd_seek(&b->rd, 0);
     for (;;) {
         uint64_t hoff = gzx_rd_pos(&b->rd), ustart = g->total;
-        if (gzx_header(&b->rd, err) != 0)
+        if (gzx_header(&b->rd, true, err) != 0)
             return -1;
         if ((g->np == 0 || g->total - b->last >= b->span) && gzx_add_point(b, true, hoff, 0) != 0) {
             sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");

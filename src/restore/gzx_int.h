@@ -71,7 +71,7 @@ void gzx_rd_seek(struct gzx_rd *r, uint64_t off);
 int gzx_rd_fill(struct gzx_rd *r);
 int gzx_rd_getc(void *ctx);
 uint64_t gzx_rd_pos(const struct gzx_rd *r);
-int gzx_header(struct gzx_rd *r, struct sp_err *err);
+int gzx_header(struct gzx_rd *r, bool first, struct sp_err *err);
 void gzx_free_tables(struct gzx *g);
 uint64_t gzx_nchunks(uint64_t total);
 

@@ -148,7 +148,7 @@ static int gzx_start(const struct gzx *g, struct gzx_slot *s, uint64_t k, struct
     s->ended = false;
     gzx_rd_seek(&s->rd, pt->coff);
     if (pt->member)
-        return gzx_header(&s->rd, e);
+        return gzx_header(&s->rd, false, e);
     if (pt->bits > 0) {
         uint8_t b;
         gzx_rd_seek(&s->rd, pt->coff - 1);
@@ -187,7 +187,7 @@ static int gzx_next_member(struct gzx_slot *s, struct sp_err *e)
             return -1;
         }
     }
-    if (gzx_header(&s->rd, e) != 0)
+    if (gzx_header(&s->rd, false, e) != 0)
         return -1;
     s->ended = false;
     if (inflateReset(&s->zs) != Z_OK) {
