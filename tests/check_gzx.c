@@ -425,8 +425,17 @@ START_TEST(saved_index)
     uint64_t np = gzx_npoints(g);
     EXPECT_INT(load(&s, d, "x.gz.gzx", &h, why), 0);
     EXPECT(strstr(why, "no saved index") != NULL);
+    ck_assert_int_eq(fchmod(s.fd, 0640), 0);
     save(g, d, "x.gz.gzx");
     gzx_close(g);
+    struct stat ist;
+    ck_assert_int_eq(fstatat(d, "x.gz.gzx", &ist, 0), 0);
+    EXPECT_INT(ist.st_mode & 0777, 0640); /* the gzip file's: windows are content */
+    /* a link is not followed: rebuilt, not an error */
+    ck_assert_int_eq(symlinkat("x.gz.gzx", d, "link.gzx"), 0);
+    EXPECT_INT(load(&s, d, "link.gzx", &h, why), 0);
+    EXPECT(strstr(why, "cannot open") != NULL);
+    unlinkat(d, "link.gzx", 0);
     EXPECT_INT(load(&s, d, "x.gz.gzx", &h, why), 1);
     EXPECT_U(gzx_size(h), s.n);
     EXPECT_U(gzx_npoints(h), np);

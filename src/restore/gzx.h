@@ -92,9 +92,10 @@ struct gzx;
 int gzx_build(int fd, const struct gzx_opts *o, struct gzx **out, struct sp_err *err);
 
 /* Load the index saved as name in directory dirfd for the gzip file on fd.
- * 1 with *out; 0 when there is none or it is rejected (why says why: a
- * different or changed gzip file, a damaged or foreign index file); -1 on
- * another error (*err: SP_ERR_READ, SP_ERR_NOMEM). */
+ * 1 with *out; 0 when there is none or it is rejected (why says why: none,
+ * it cannot be opened or is a link, a different or changed gzip file, a
+ * damaged or foreign index file); -1 on another error (*err: SP_ERR_READ,
+ * SP_ERR_NOMEM). */
 int gzx_load(int fd, const struct gzx_opts *o, int dirfd, const char *name, struct gzx **out,
              char *why, size_t whylen, struct sp_err *err);
 
@@ -102,9 +103,11 @@ int gzx_load(int fd, const struct gzx_opts *o, int dirfd, const char *name, stru
 int gzx_load_fd(int fd, const struct gzx_opts *o, int idxfd, struct gzx **out, char *why,
                 size_t whylen, struct sp_err *err);
 
-/* Save the index as name in dirfd: written to a new temporary name there,
- * fsync'd, then renamed over name (never a partial file under name).  0,
- * or -1 with *err (SP_ERR_WRITE with errno; the temporary file removed). */
+/* Save the index as name in dirfd: written to a new temporary name there
+ * (".gzx-PID-N.tmp"), with the gzip file's permission bits (its windows are
+ * pieces of the content), fsync'd, then renamed over name (never a partial
+ * file under name).  name is a plain name (no '/').  0, or -1 with *err
+ * (SP_ERR_WRITE with errno; the temporary file removed). */
 int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *err);
 
 /* The same, written to idxfd from offset 0 (the caller truncates). */

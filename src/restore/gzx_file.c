@@ -128,7 +128,7 @@ int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *er
         clock_gettime(CLOCK_MONOTONIC, &ts);
         snprintf(tmp, sizeof tmp, ".gzx-%ld-%lx.tmp", (long)getpid(),
                  (unsigned long)(ts.tv_nsec ^ (long)i * 7919));
-        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0 && errno != EEXIST)
             break;
     }
@@ -136,7 +136,15 @@ int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *er
         sp_err_set(err, SP_ERR_WRITE, errno, "cannot create the index");
         return -1;
     }
-    int rc = gzx_save_fd(g, fd, err);
+    /* The windows are pieces of the content: readable by whoever may read
+     * the gzip file, no one else (its permission bits, as gzip gives its
+     * output the input's). */
+    struct stat st;
+    int rc = fstat(g->fd, &st) == 0 && fchmod(fd, st.st_mode & 0666) == 0 ? 0 : -1;
+    if (rc != 0)
+        sp_err_set(err, SP_ERR_WRITE, errno, "cannot set the index's permissions");
+    if (rc == 0)
+        rc = gzx_save_fd(g, fd, err);
     if (rc == 0 && fsync(fd) != 0) {
         sp_err_set(err, SP_ERR_WRITE, errno, "cannot write the index");
         rc = -1;
@@ -352,12 +360,12 @@ int gzx_load(int fd, const struct gzx_opts *o, int dirfd, const char *name, stru
     *out = NULL;
     int idxfd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (idxfd < 0) {
-        if (errno == ENOENT) {
+        /* a missing, unreadable or linked index is rebuilt, not an error */
+        if (errno == ENOENT)
             snprintf(why, whylen, "no saved index");
-            return 0;
-        }
-        sp_err_set(err, SP_ERR_READ, errno, "cannot open the index %s", name);
-        return -1;
+        else
+            snprintf(why, whylen, "cannot open the saved index: %s", strerror(errno));
+        return 0;
     }
     int rc = gzx_load_fd(fd, o, idxfd, out, why, whylen, err);
     close(idxfd);
