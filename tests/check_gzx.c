@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cli_gzx.h"
 #include "gzx.h"
 #include "vol.h"
 
@@ -597,6 +598,40 @@ START_TEST(real_writers)
 }
 END_TEST
 
+/* cli_gzx_place: FILE.gz.gzx beside the file, saved when the folder is
+ * writable; --index-file's name in its folder, saved; an --index-file in
+ * a folder that does not exist is an error. */
+START_TEST(cli_places_the_index)
+{
+    char path[64], p[128];
+    int d = scratch_dir(path, sizeof path);
+    struct cli_gzx x;
+    struct vol_opts o = {0};
+    snprintf(p, sizeof p, "%s/disk.img.gz", path);
+    ck_assert_int_eq(cli_gzx_place(p, NULL, &x, &o), 0);
+    ck_assert_str_eq(o.idx_name, "disk.img.gz.gzx");
+    EXPECT(o.idx_save && o.idx_dirfd >= 0);
+    struct stat a, b;
+    ck_assert_int_eq(fstat(o.idx_dirfd, &a), 0);
+    ck_assert_int_eq(fstat(d, &b), 0);
+    EXPECT(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+    cli_gzx_done(&x);
+    snprintf(p, sizeof p, "%s/my.index", path);
+    ck_assert_int_eq(cli_gzx_place("/nonexistent/x.gz", p, &x, &o), 0);
+    ck_assert_str_eq(o.idx_name, "my.index");
+    EXPECT(o.idx_save);
+    ck_assert_int_eq(fstat(o.idx_dirfd, &a), 0);
+    EXPECT(a.st_ino == b.st_ino);
+    cli_gzx_done(&x);
+    EXPECT_INT(cli_gzx_place("x.gz", "/nonexistent/dir/my.index", &x, &o), -1);
+    /* a gzip file in a folder that cannot be opened: in memory */
+    ck_assert_int_eq(cli_gzx_place("/nonexistent/dir/x.gz", NULL, &x, &o), 0);
+    EXPECT(o.idx_name == NULL && !o.idx_save);
+    close(d);
+    ck_assert_int_eq(rmdir(path), 0);
+}
+END_TEST
+
 struct reader {
     struct gzx *g;
     const struct sample *s;
@@ -664,6 +699,7 @@ static Suite *gzx_suite(void)
     tcase_add_test(tc, vol_builds_then_loads);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, real_writers);
+    tcase_add_test(tc, cli_places_the_index);
     suite_add_tcase(s, tc);
     return s;
 }
