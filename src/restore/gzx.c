@@ -151,6 +151,7 @@ struct gzx_build {
     uint64_t last;      /* content offset of the last point */
     uint32_t chunk_crc; /* of the chunk being filled */
     struct sp_progress *prog;
+    uint64_t shown;     /* file bytes counted in prog (PROG_IN) */
 };
 
 /* Every other point kept, the span doubled: the table stays under
@@ -234,6 +235,16 @@ static int gzx_count(struct gzx_build *b, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* PROG_IN up to the reader's position: headers and trailers count too. */
+static void gzx_show(struct gzx_build *b)
+{
+    uint64_t at = gzx_rd_pos(&b->rd);
+    if (at > b->shown) {
+        prog_add(b->prog, PROG_IN, at - b->shown);
+        b->shown = at;
+    }
+}
+
 /* Inflate one member's deflate stream from the reader's position, points
  * added as the span passes.  0, or -1 with *err.  *crc and *len: the
  * member's content's. */
@@ -264,7 +275,7 @@ static int gzx_member(struct gzx_build *b, uint32_t *crc, uint64_t *len, struct 
         int ret = inflate(zs, Z_BLOCK);
         size_t used = b->rd.have - b->rd.at - zs->avail_in, made = GZX_BUILD_OUT - zs->avail_out;
         b->rd.at += used;
-        prog_add(b->prog, PROG_IN, used);
+        gzx_show(b);
         *crc = (uint32_t)crc32(*crc, b->out, (uInt)made);
         *len += made;
         if (gzx_count(b, b->out, made) != 0)
@@ -404,6 +415,8 @@ int gzx_build(int fd, const struct gzx_opts *o, struct gzx **out, struct sp_err 
     }
     rc = gzx_pass(&b, err);
     inflateEnd(&b.zs);
+    if (rc == 0 && g->id.size > b.shown) /* the bytes after the last member */
+        prog_add(b.prog, PROG_IN, g->id.size - b.shown);
     if (rc == 0)
         rc = gzx_unchanged(g, err);
     if (rc == 0 && gzx_cache_init(g, o ? o->cache_bytes : 0) != 0) {
