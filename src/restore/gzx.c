@@ -438,6 +438,7 @@ done:
 uint64_t gzx_size(const struct gzx *g) { return g->total; }
 uint64_t gzx_npoints(const struct gzx *g) { return g->np; }
 uint64_t gzx_nmembers(const struct gzx *g) { return g->nmembers; }
+uint64_t gzx_data_end(const struct gzx *g) { return g->data_end; }
 
 int gzx_extent(const struct gzx *g, uint64_t off, uint64_t *len, bool *zero)
 {
@@ -445,6 +446,22 @@ int gzx_extent(const struct gzx *g, uint64_t off, uint64_t *len, bool *zero)
         return -1;
     *len = g->total - off;
     *zero = false;
+    return 0;
+}
+
+int gzx_xpoint(const struct gzx *g, uint64_t k, struct gzx_xpoint *x, struct sp_err *err)
+{
+    const struct gzx_point *p = &g->p[k];
+    *x = (struct gzx_xpoint){.uoff = p->uoff, .coff = p->coff, .bits = p->bits,
+                             .wlen = p->wlen, .zlen = p->zlen, .zwin = p->zwin};
+    if (!p->member)
+        return 0;
+    uint8_t buf[4096];
+    struct gzx_rd r = {.fd = g->fd, .buf = buf, .cap = sizeof buf, .limit = g->data_end};
+    gzx_rd_seek(&r, p->coff);
+    if (gzx_header(&r, false, err) != 0)
+        return -1;
+    x->coff = gzx_rd_pos(&r);
     return 0;
 }
 

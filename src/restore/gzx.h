@@ -120,6 +120,9 @@ uint64_t gzx_size(const struct gzx *g);
 uint64_t gzx_npoints(const struct gzx *g);
 uint64_t gzx_nmembers(const struct gzx *g);
 
+/* The file offset just after the last member's trailer. */
+uint64_t gzx_data_end(const struct gzx *g);
+
 /* Read up to len bytes at off: the bytes read (fewer only at the end; 0 at
  * or past it), or -1 with *err (SP_ERR_DATA naming the chunk's content
  * range, SP_ERR_READ, SP_ERR_NOMEM); buf's content is then undefined. */
@@ -128,6 +131,22 @@ int64_t gzx_pread(struct gzx *g, void *buf, size_t len, uint64_t off, struct sp_
 /* One data run from off to the end (nothing is known of zeros): 0 with
  * *len and *zero = false, or -1 at or past the end. */
 int gzx_extent(const struct gzx *g, uint64_t off, uint64_t *len, bool *zero);
+
+/* Access point k (< gzx_npoints) as another tool resumes there (zran's
+ * convention): raw inflate from byte coff of the file, primed first with
+ * the top `bits` bits of byte coff - 1 when bits > 0, with the window (zwin:
+ * zlen bytes of a zlib stream of wlen bytes, compress2's; NULL for 0) as
+ * its dictionary.  A point at a member's header is given past the header
+ * (bits 0, no window), which is read for that.  0, or -1 with *err (the
+ * header cannot be read or is not valid: SP_ERR_READ, SP_ERR_DATA).  The
+ * window stays the gzx's. */
+struct gzx_xpoint {
+    uint64_t uoff, coff;
+    unsigned bits;
+    uint32_t wlen, zlen;
+    const uint8_t *zwin;
+};
+int gzx_xpoint(const struct gzx *g, uint64_t k, struct gzx_xpoint *x, struct sp_err *err);
 
 void gzx_close(struct gzx *g);
 
