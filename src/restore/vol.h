@@ -67,9 +67,11 @@ int vol_extent(const struct vol *v, uint64_t off, uint64_t *len, bool *zero);
 /* Which backend serves the volume: "spigz index" or "gzip index". */
 const char *vol_kind(const struct vol *v);
 
-/* For the gzip index: how it came ("loaded from the saved index", "built;
- * saved", "built (the saved index was rejected: REASON); saved", "built;
- * not saved: REASON", ...); "" for a spigz index.  For the CLI to show. */
+/* For the gzip index, how it came, for the CLI to show: "loaded from the
+ * saved index"; "built" (no idx_name); "built (WHY)" where WHY says why no
+ * saved index was used ("no saved index", a rejection's reason), followed
+ * with idx_save by "; saved as NAME" or "; not saved: REASON".  "" for a
+ * spigz index. */
 const char *vol_note(const struct vol *v);
 
 void vol_close(struct vol *v);
