@@ -365,9 +365,14 @@ static void gzx_decode(struct gzx *g, uint64_t c, struct gzx_ent **ents, unsigne
 }
 
 /* Chunks to claim from c: up to the one holding the next point after c's
- * (inclusive), as many as the cache holds, at most GZX_CLAIM_MAX. */
-static uint64_t gzx_claim_len(const struct gzx *g, uint64_t c)
+ * (inclusive), as many as the cache holds, at most GZX_CLAIM_MAX; but c
+ * alone when chunk c - 1 is not held (nor being decoded): a reader that
+ * is not going in order waits for its own chunk only, not for the rest of
+ * the span (a random 4 KiB read then decodes ~3 MiB on average, not ~5). */
+static uint64_t gzx_claim_len(struct gzx *g, uint64_t c)
 {
+    if (c > 0 && gzx_lookup(g, c - 1) == NULL)
+        return 1;
     uint64_t k = gzx_point_of(g, c * GZX_CHUNK);
     uint64_t last = k + 1 < g->np ? g->p[k + 1].uoff / GZX_CHUNK : g->nchunks - 1;
     if (last >= g->nchunks)
