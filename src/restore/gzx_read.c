@@ -3,10 +3,11 @@
  *
  * A read wants chunk c (GZX_CHUNK bytes of content at c * GZX_CHUNK).  If
  * the cache has it, or another reader is decoding it, it takes it (waiting
- * for the decode).  Else it claims c and the chunks after it that nobody
- * holds or decodes, up to the chunk holding the next access point (a later
- * read of those would decode from the same point through the same bytes)
- * and as many as the cache holds; decodes from the last point at or before
+ * for the decode).  Else it claims c and, when c - 1 is held (a reader in
+ * order), the chunks after it that nobody holds or decodes, up to the chunk
+ * holding the next access point (a later read of those would decode from
+ * the same point through the same bytes) and as many as the cache holds;
+ * decodes from the last point at or before
  * c's start, through the claimed chunks, checking each chunk's CRC-32 and
  * publishing it as soon as it passed; readers of a claimed chunk wait for
  * it.  A failed decode fails its claimed chunks: a reader waiting on one
