@@ -13,7 +13,8 @@
  * round trip, rejected (with a reason) when the gzip file's size, mtime,
  * head or tail changed, when a byte of it or its length is wrong; vol_open
  * builds and saves, then loads.  Four threads read at random at once (run
- * under ThreadSanitizer too).  Files written by pigz (with and without -i),
+ * under ThreadSanitizer too), and four read a damaged chunk at once (one
+ * decodes, the others wait, all fail).  Files written by pigz (with and without -i),
  * gzip, and two pigz files end to end read as their content. */
 #define CU_CHEAP_CK_ASSERT
 #include "check_util.h"
@@ -682,6 +683,66 @@ START_TEST(concurrent_readers)
 }
 END_TEST
 
+struct bad_reader {
+    struct gzx *g;
+    uint64_t off;
+    int failed, wrong;
+    const struct sample *s;
+};
+
+static void *bad_reader_main(void *arg)
+{
+    struct bad_reader *r = arg;
+    uint8_t *buf = malloc(GZX_CHUNK);
+    for (int i = 0; i < 20 && buf != NULL; i++) {
+        struct sp_err err = {0};
+        int64_t got = gzx_pread(r->g, buf, 4096, r->off + (uint64_t)i * 4096, &err);
+        if (got < 0 && err.kind == SP_ERR_DATA)
+            r->failed++;
+        else if (got != 4096 || memcmp(buf, r->s->c + r->off + (uint64_t)i * 4096, 4096) != 0)
+            r->wrong++;
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Four threads read a damaged chunk at once (one decodes, the others wait
+ * on it, then retry on its failure): every read fails, none returns
+ * bytes; and reads of intact chunks meanwhile are the content. */
+START_TEST(concurrent_damage)
+{
+    struct sample s;
+    size_t one = 0;
+    sample_new(&s, 9u << 20, &one, 1, NULL);
+    struct gzx *g = build(&s, 0);
+    /* a damaged chunk: flip a byte at 3/4 of the file, find one that fails */
+    flip(&s, s.gz.n * 3 / 4);
+    uint8_t *buf = malloc(4096);
+    uint64_t bad = UINT64_MAX;
+    for (uint64_t c = gzx_size(g) / GZX_CHUNK; c-- > 0 && bad == UINT64_MAX;) {
+        struct sp_err err = {0};
+        if (gzx_pread(g, buf, 4096, c * GZX_CHUNK, &err) < 0)
+            bad = c; /* a failed chunk is not cached: it fails again below */
+    }
+    ck_assert_uint_ne(bad, UINT64_MAX);
+    pthread_t t[4];
+    struct bad_reader r[4];
+    for (int i = 0; i < 4; i++) {
+        uint64_t off = i < 3 ? bad * GZX_CHUNK : 0; /* the fourth: intact */
+        r[i] = (struct bad_reader){g, off, 0, 0, &s};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, bad_reader_main, &r[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        EXPECT_INT(r[i].wrong, 0);
+        EXPECT_INT(r[i].failed, i < 3 ? 20 : 0);
+    }
+    gzx_close(g);
+    free(buf);
+    sample_free(&s);
+}
+END_TEST
+
 static Suite *gzx_suite(void)
 {
     Suite *s = suite_create("gzx");
@@ -697,6 +758,7 @@ static Suite *gzx_suite(void)
     tcase_add_test(tc, saved_index);
     tcase_add_test(tc, vol_builds_then_loads);
     tcase_add_test(tc, concurrent_readers);
+    tcase_add_test(tc, concurrent_damage);
     tcase_add_test(tc, real_writers);
     tcase_add_test(tc, cli_places_the_index);
     suite_add_tcase(s, tc);
