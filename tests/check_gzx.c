@@ -170,6 +170,37 @@ static void edge_reads(struct gzx *g, const struct sample *s)
     free(buf);
 }
 
+/* The extents from 0 partition the content, at chunk edges; a zero one
+ * reads as zeros; from an offset inside one, the rest of it.  How many
+ * zero ones: the return. */
+static unsigned extents_ok(struct gzx *g, const struct sample *s)
+{
+    uint64_t off = 0, len;
+    bool zero, was = false;
+    unsigned nz = 0;
+    while (gzx_extent(g, off, &len, &zero) == 0) {
+        ck_assert_uint_gt(len, 0);
+        EXPECT(off == 0 || zero != was);
+        EXPECT((off + len) % GZX_CHUNK == 0 || off + len == s->n);
+        if (zero) {
+            nz++;
+            for (uint64_t i = 0; i < len; i++)
+                EXPECT(s->c[off + i] == 0);
+        }
+        uint64_t len2;
+        bool zero2;
+        if (len > 1) {
+            ck_assert_int_eq(gzx_extent(g, off + len / 2, &len2, &zero2), 0);
+            EXPECT_U(len2, len - len / 2);
+            EXPECT(zero2 == zero);
+        }
+        was = zero;
+        off += len;
+    }
+    EXPECT_U(off, s->n);
+    return nz;
+}
+
 /* ~21 MiB in one member: a point every 4 MiB or so. */
 START_TEST(single_member)
 {
@@ -183,12 +214,7 @@ START_TEST(single_member)
         ck_assert_uint_ge(gzx_npoints(g), 5);
         edge_reads(g, &s);
         random_reads(g, &s, i == 1 ? 40 : 300);
-        uint64_t len;
-        bool zero = true;
-        ck_assert_int_eq(gzx_extent(g, 5, &len, &zero), 0);
-        EXPECT_U(len, s.n - 5);
-        EXPECT(!zero);
-        ck_assert_int_eq(gzx_extent(g, s.n, &len, &zero), -1);
+        extents_ok(g, &s);
         gzx_close(g);
     }
     sample_free(&s);
@@ -415,6 +441,43 @@ static void save(const struct gzx *g, int d, const char *name)
     struct sp_err err = {0};
     ck_assert_msg(gzx_save(g, d, name, &err) == 0, "gzx_save: %s", err.msg);
 }
+
+/* Whole chunks of zeros (a disk image's free space): reported as zero
+ * extents, read as zeros without decoding, and the same after a saved
+ * index is loaded. */
+START_TEST(zero_chunks)
+{
+    struct sample s;
+    size_t parts[] = {7u << 20, 0};
+    sample_new(&s, 14u << 20, parts, 2, NULL);
+    memset(s.c + (2u << 20) + 100, 0, 6u << 20);    /* chunks 3 to 7 zero, 2 and 8 partly */
+    memset(s.c + (13u << 20), 0, 1u << 20);         /* the last chunk */
+    free(s.gz.p);
+    s.gz = (struct buf){NULL, 0};
+    gz_member(&s.gz, s.c, 7u << 20, 6);
+    gz_member(&s.gz, s.c + (7u << 20), 7u << 20, 1);
+    close(s.fd);
+    s.fd = file_with(s.gz.p, s.gz.n);
+    char path[64], why[200];
+    int d = scratch_dir(path, sizeof path);
+    struct gzx *g = build(&s, 1);
+    EXPECT_INT(extents_ok(g, &s), 2);
+    uint64_t len;
+    bool zero;
+    ck_assert_int_eq(gzx_extent(g, 3u << 20, &len, &zero), 0);
+    EXPECT(zero && len == 5u << 20);
+    edge_reads(g, &s);
+    random_reads(g, &s, 60);
+    save(g, d, "z.gzx");
+    gzx_close(g);
+    EXPECT_INT(load(&s, d, "z.gzx", &g, why), 1);
+    EXPECT_INT(extents_ok(g, &s), 2);
+    edge_reads(g, &s);
+    gzx_close(g);
+    scratch_rm(d, path, "z.gzx");
+    sample_free(&s);
+}
+END_TEST
 
 START_TEST(saved_index)
 {
@@ -750,6 +813,7 @@ static Suite *gzx_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, single_member);
     tcase_add_test(tc, multi_member);
+    tcase_add_test(tc, zero_chunks);
     tcase_add_test(tc, many_small_members);
     tcase_add_test(tc, small_and_empty);
     tcase_add_test(tc, small_span_and_thinning);

@@ -133,8 +133,12 @@ void gzx_free_tables(struct gzx *g)
         free(g->p[k].zwin);
     free(g->p);
     free(g->crc);
+    free(g->zero);
+    free(g->run);
     g->p = NULL;
     g->crc = NULL;
+    g->zero = NULL;
+    g->run = NULL;
 }
 
 /* ---- the build pass ---- */
@@ -150,6 +154,7 @@ struct gzx_build {
     uint32_t pmax;      /* GZX_POINTS_MAX, or less */
     uint64_t last;      /* content offset of the last point */
     uint32_t chunk_crc; /* of the chunk being filled */
+    bool chunk_zero;    /* its bytes so far are all zeros */
     struct sp_progress *prog;
     uint64_t shown;     /* file bytes counted in prog (PROG_IN) */
 };
@@ -207,7 +212,21 @@ static int gzx_add_point(struct gzx_build *b, bool member, uint64_t coff, unsign
     return 0;
 }
 
-/* n content bytes decoded: the chunk CRCs and the total.  0, or -1. */
+/* p[0..n) are all zeros. */
+static bool gzx_zeros(const uint8_t *p, size_t n)
+{
+    static const uint8_t z[4096];
+    while (n >= sizeof z) {
+        if (memcmp(p, z, sizeof z) != 0)
+            return false;
+        p += sizeof z;
+        n -= sizeof z;
+    }
+    return memcmp(p, z, n) == 0;
+}
+
+/* n content bytes decoded: the chunk CRCs, zero bits and the total.  0,
+ * or -1 (memory). */
 static int gzx_count(struct gzx_build *b, const uint8_t *p, size_t n)
 {
     struct gzx *g = b->g;
@@ -218,20 +237,44 @@ static int gzx_count(struct gzx_build *b, const uint8_t *p, size_t n)
             if (g->nchunks == b->crcap) {
                 uint64_t cap = b->crcap ? b->crcap * 2 : 256;
                 uint32_t *c = realloc(g->crc, cap * sizeof *c);
-                if (c == NULL)
+                if (c != NULL)
+                    g->crc = c;
+                uint8_t *z = realloc(g->zero, cap / 8);
+                if (z != NULL)
+                    g->zero = z;
+                if (c == NULL || z == NULL)
                     return -1;
-                g->crc = c;
+                memset(g->zero + b->crcap / 8, 0, (cap - b->crcap) / 8);
                 b->crcap = cap;
             }
             g->nchunks++;
             b->chunk_crc = 0;
+            b->chunk_zero = true;
         }
         b->chunk_crc = (uint32_t)crc32(b->chunk_crc, p, (uInt)take);
-        g->crc[g->nchunks - 1] = b->chunk_crc;
+        b->chunk_zero = b->chunk_zero && gzx_zeros(p, take);
+        uint64_t c = g->nchunks - 1;
+        g->crc[c] = b->chunk_crc;
+        g->zero[c / 8] = (uint8_t)((g->zero[c / 8] & ~(1u << (c % 8))) | (unsigned)b->chunk_zero << (c % 8));
         g->total += take;
         p += take;
         n -= take;
     }
+    return 0;
+}
+
+int gzx_runs(struct gzx *g)
+{
+    uint64_t n = 0;
+    for (uint64_t c = 0; c < g->nchunks; c++)
+        n += c == 0 || gzx_is_zero(g, c) != gzx_is_zero(g, c - 1);
+    if ((g->run = malloc((n + 1) * sizeof *g->run)) == NULL)
+        return -1;
+    g->nrun = 0;
+    for (uint64_t c = 0; c < g->nchunks; c++)
+        if (c == 0 || gzx_is_zero(g, c) != gzx_is_zero(g, c - 1))
+            g->run[g->nrun++] = c;
+    g->run[g->nrun] = g->nchunks;
     return 0;
 }
 
@@ -419,7 +462,9 @@ int gzx_build(int fd, const struct gzx_opts *o, struct gzx **out, struct sp_err 
         prog_add(b.prog, PROG_IN, g->id.size - b.shown);
     if (rc == 0)
         rc = gzx_unchanged(g, err);
-    if (rc == 0 && gzx_cache_init(g, o ? o->cache_bytes : 0) != 0) {
+    if (rc == 0 && g->zero == NULL && (g->zero = calloc(1, 1)) == NULL)
+        rc = -1; /* no content: a bitmap all the same */
+    if (rc == 0 && (gzx_runs(g) != 0 || gzx_cache_init(g, o ? o->cache_bytes : 0) != 0)) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         rc = -1;
     }
@@ -444,8 +489,17 @@ int gzx_extent(const struct gzx *g, uint64_t off, uint64_t *len, bool *zero)
 {
     if (off >= g->total)
         return -1;
-    *len = g->total - off;
-    *zero = false;
+    uint64_t c = off / GZX_CHUNK, lo = 0, hi = g->nrun;
+    while (hi - lo > 1) { /* the run holding chunk c: run[lo] <= c < run[lo + 1] */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->run[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint64_t end = g->run[lo + 1] * GZX_CHUNK;
+    *len = (end < g->total ? end : g->total) - off;
+    *zero = gzx_is_zero(g, c);
     return 0;
 }
 

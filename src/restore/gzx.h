@@ -10,7 +10,8 @@
  *    in the file, 0 to 32 KiB each), or at a member's header (no window);
  *    at most GZX_POINTS_MAX points: past that the span doubles and every
  *    other point goes, so the windows stay bounded on any file;
- *  - a CRC-32 of every GZX_CHUNK bytes of content (4 bytes a MiB).
+ *  - a CRC-32 of every GZX_CHUNK bytes of content (4 bytes a MiB), and a
+ *    bit saying the chunk is all zeros.
  *
  * What is verified, and when:
  *  - gzx_build decodes every member, compares its CRC-32 and ISIZE with
@@ -31,12 +32,16 @@
  *    file's identity go (FORMAT.md 7.3): a forged index file with
  *    consistent CRCs can make reads return what its points decode to; a
  *    damaged one is rejected.
+ *  - A chunk the pass saw all zeros is answered with zeros, never decoded
+ *    again (a disk image's free space costs nothing to read): those are the
+ *    bytes the pass decoded, whatever happened to the file since.
  *  - Before each decode, the file's size, mtime, inode and device are
  *    compared with those at open: a changed file fails (SP_ERR_DATA).
  *
  * Memory: the points (48 bytes each plus their deflated windows: at most
  * GZX_POINTS_MAX * ~32 KiB, in practice far less since windows of zeros or
- * text deflate well), the chunk CRCs, the cache (cache_bytes of decoded
+ * text deflate well), the chunk CRCs and zero bits, a word per run of zero
+ * or data chunks, the cache (cache_bytes of decoded
  * chunks, at most one chunk per GZX_CHUNK bytes of it, but always at least
  * one chunk held by each reader), and per concurrent read a decoder
  * (inflate state, a 256 KiB input buffer, a GZX_CHUNK scratch), kept in a
@@ -128,8 +133,10 @@ uint64_t gzx_data_end(const struct gzx *g);
  * range, SP_ERR_READ, SP_ERR_NOMEM); buf's content is then undefined. */
 int64_t gzx_pread(struct gzx *g, void *buf, size_t len, uint64_t off, struct sp_err *err);
 
-/* One data run from off to the end (nothing is known of zeros): 0 with
- * *len and *zero = false, or -1 at or past the end. */
+/* The run of zero chunks, or of data chunks, holding off: 0 with *len
+ * (bytes from off to the run's end) and *zero, or -1 at or past the end.
+ * A zero run reads as zeros (the pass saw them); a data run may hold zeros
+ * too. */
 int gzx_extent(const struct gzx *g, uint64_t off, uint64_t *len, bool *zero);
 
 /* Access point k (< gzx_npoints) as another tool resumes there (zran's

@@ -3,6 +3,7 @@
  * every field validated before it is used (the file is untrusted). */
 #include "gzx.h"
 #include "gzx_int.h"
+#include "crcz.h"
 #include "io.h"
 #include "le.h"
 
@@ -100,6 +101,7 @@ int gzx_save_fd(const struct gzx *g, int idxfd, struct sp_err *err)
         le_put32(e, g->crc[c]);
         gzx_wr(w, e, 4);
     }
+    gzx_wr(w, g->zero, (size_t)((g->nchunks + 7) / 8));
     for (uint64_t k = 0; k < g->np; k++)
         gzx_wr(w, g->p[k].zwin, g->p[k].zlen);
     uint8_t t[4];
@@ -211,7 +213,8 @@ static int gzx_check_header(const uint8_t *h, uint64_t n, const struct gzx_id *i
     g->nchunks = gzx_nchunks(g->total);
     if (*wbytes > GZX_FILE_MAX || g->nchunks > GZX_FILE_MAX / 4)
         REJECT("the index is larger than spigz reads");
-    uint64_t want = GZX_HDR_LEN + g->np * GZX_PT_LEN + g->nchunks * 4 + *wbytes + 4;
+    uint64_t want = GZX_HDR_LEN + g->np * GZX_PT_LEN + g->nchunks * 4 + (g->nchunks + 7) / 8 +
+                    *wbytes + 4;
     if (want != n)
         REJECT("the index file has %llu bytes, its header says %llu", (unsigned long long)n,
                (unsigned long long)want);
@@ -286,11 +289,14 @@ static int gzx_parse(struct gzx *g, const uint8_t *b, uint64_t n, const struct g
         sum += le_get32(b + GZX_HDR_LEN + k * GZX_PT_LEN + 20);
     if (sum != wbytes)
         REJECT("the windows' lengths do not add up");
+    uint64_t zn = (g->nchunks + 7) / 8;
     g->p = calloc(np, sizeof *g->p);
     g->crc = malloc(g->nchunks > 0 ? g->nchunks * 4 : 1);
-    if (g->p == NULL || g->crc == NULL)
+    g->zero = calloc(zn > 0 ? zn : 1, 1);
+    if (g->p == NULL || g->crc == NULL || g->zero == NULL)
         return -1;
-    const uint8_t *crcs = b + GZX_HDR_LEN + np * GZX_PT_LEN, *w = crcs + g->nchunks * 4;
+    const uint8_t *crcs = b + GZX_HDR_LEN + np * GZX_PT_LEN, *zb = crcs + g->nchunks * 4;
+    const uint8_t *w = zb + zn;
     for (uint64_t k = 0; k < np; k++) {
         int rc = gzx_check_point(g, k, b + GZX_HDR_LEN + k * GZX_PT_LEN, &w, why, whylen);
         if (rc != 1)
@@ -298,6 +304,17 @@ static int gzx_parse(struct gzx *g, const uint8_t *b, uint64_t n, const struct g
     }
     for (uint64_t c = 0; c < g->nchunks; c++)
         g->crc[c] = le_get32(crcs + c * 4);
+    memcpy(g->zero, zb, (size_t)zn);
+    if (g->nchunks % 8 != 0 && zb[zn - 1] >> (g->nchunks % 8) != 0)
+        REJECT("zero bits past the last chunk");
+    uint32_t full = crcz_zeros(0, GZX_CHUNK);
+    for (uint64_t c = 0; c < g->nchunks; c++) {
+        uint64_t len = c + 1 < g->nchunks || g->total % GZX_CHUNK == 0 ? GZX_CHUNK
+                                                                        : g->total % GZX_CHUNK;
+        if (gzx_is_zero(g, c) && g->crc[c] != (len == GZX_CHUNK ? full : crcz_zeros(0, len)))
+            REJECT("chunk %llu is marked zero but its CRC-32 is not of zeros",
+                   (unsigned long long)c);
+    }
     return 1;
 }
 
@@ -340,7 +357,7 @@ int gzx_load_fd(int fd, const struct gzx_opts *o, int idxfd, struct gzx **out, c
     rc = gzx_parse(g, b, n, &g->id, why, whylen);
     if (rc < 0)
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
-    if (rc == 1 && gzx_cache_init(g, o ? o->cache_bytes : 0) != 0) {
+    if (rc == 1 && (gzx_runs(g) != 0 || gzx_cache_init(g, o ? o->cache_bytes : 0) != 0)) {
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         rc = -1;
     }

@@ -53,7 +53,10 @@ struct gzx {
     struct gzx_point *p;
     uint64_t np;
     uint32_t *crc; /* a CRC-32 per chunk */
+    uint8_t *zero; /* a bit per chunk: all its bytes are zeros */
     uint64_t nchunks;
+    uint64_t *run; /* first chunk of each run of zero or data chunks, then nchunks */
+    uint64_t nrun;
     /* the cache (gzx_read.c), under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -74,6 +77,12 @@ uint64_t gzx_rd_pos(const struct gzx_rd *r);
 int gzx_header(struct gzx_rd *r, bool first, struct sp_err *err);
 void gzx_free_tables(struct gzx *g);
 uint64_t gzx_nchunks(uint64_t total);
+static inline bool gzx_is_zero(const struct gzx *g, uint64_t c)
+{
+    return g->zero[c / 8] >> (c % 8) & 1;
+}
+/* The runs of zero or data chunks (g->run) from g->zero: 0, or -1. */
+int gzx_runs(struct gzx *g);
 
 /* gzx_read.c: the cache's tables for a new gzx (0, or -1 out of memory),
  * and their release. */

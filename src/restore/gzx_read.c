@@ -372,7 +372,7 @@ static void gzx_decode(struct gzx *g, uint64_t c, struct gzx_ent **ents, unsigne
  * the span (a random 4 KiB read then decodes ~3 MiB on average, not ~5). */
 static uint64_t gzx_claim_len(struct gzx *g, uint64_t c)
 {
-    if (c > 0 && gzx_lookup(g, c - 1) == NULL)
+    if (c > 0 && !gzx_is_zero(g, c - 1) && gzx_lookup(g, c - 1) == NULL)
         return 1;
     uint64_t k = gzx_point_of(g, c * GZX_CHUNK);
     uint64_t last = k + 1 < g->np ? g->p[k + 1].uoff / GZX_CHUNK : g->nchunks - 1;
@@ -408,7 +408,7 @@ static struct gzx_ent *gzx_get(struct gzx *g, uint64_t c, struct sp_err *err)
     struct gzx_ent *ents[GZX_CLAIM_MAX];
     uint64_t want = gzx_claim_len(g, c);
     unsigned n = 0;
-    while (n < want && (n == 0 || gzx_lookup(g, c + n) == NULL)) {
+    while (n < want && (n == 0 || (gzx_lookup(g, c + n) == NULL && !gzx_is_zero(g, c + n)))) {
         struct gzx_ent *e = calloc(1, sizeof *e);
         if (e == NULL)
             break;
@@ -459,6 +459,13 @@ int64_t gzx_pread(struct gzx *g, void *buf, size_t len, uint64_t off, struct sp_
     size_t done = 0;
     while (done < len) {
         uint64_t at = off + done, c = at / GZX_CHUNK, skip = at - c * GZX_CHUNK;
+        if (gzx_is_zero(g, c)) { /* the pass saw zeros: never decoded again */
+            size_t n = gzx_chunk_len(g, c) - skip < len - done ? gzx_chunk_len(g, c) - skip
+                                                                : len - done;
+            memset(p + done, 0, n);
+            done += n;
+            continue;
+        }
         struct gzx_ent *e = gzx_get(g, c, err);
         if (e == NULL)
             return -1;
