@@ -370,6 +370,7 @@ START_TEST(damaged)
     flip(&s, mid); /* undone */
 
     g = build(&s, 1); /* nothing cached: each read decodes */
+    struct gzx *seq = build(&s, 0); /* read in order: the read-ahead's decodes */
     flip(&s, mid);
     /* every read either fails naming a range holding its start, or is
      * the content */
@@ -392,6 +393,22 @@ START_TEST(damaged)
     }
     ck_assert_uint_gt(failed, 0);
     ck_assert_uint_gt(fine, 0);
+    /* in order, 1 MiB at a time, the read-ahead threads decoding ahead:
+     * each read fails naming its chunk, or is the content */
+    unsigned seq_failed = 0;
+    for (uint64_t off = 0; off < s.n; off += GZX_CHUNK) {
+        memset(&err, 0, sizeof err);
+        int64_t got = gzx_pread(seq, buf, GZX_CHUNK, off, &err);
+        if (got < 0) {
+            seq_failed++;
+            EXPECT_INT(err.kind, SP_ERR_DATA);
+        } else {
+            EXPECT_INT(got, GZX_CHUNK);
+            EXPECT(memcmp(buf, s.c + off, GZX_CHUNK) == 0);
+        }
+    }
+    ck_assert_uint_gt(seq_failed, 0);
+    gzx_close(seq);
     /* the start of the content is decoded from the first point: intact */
     read_ok(g, &s, 0, 4096, buf);
     /* the file changed (its mtime): every read fails */

@@ -47,6 +47,13 @@
  * (inflate state, a 256 KiB input buffer, a GZX_CHUNK scratch), kept in a
  * free list.  The build holds a 1 MiB input and a 256 KiB output buffer.
  *
+ * Read-ahead: a read that follows the previous one (a sequential reader)
+ * queues the next two spans for two threads of the gzx's, which decode them
+ * into the cache while the reader copies (two cores decode at once); only
+ * with a cache of at least 4 spans.  The threads start at the first such
+ * read (not at open: a process may fork after opening) and end in
+ * gzx_close; their decodes take decoders from the same free list.
+ *
  * Contract: gzx_build, gzx_load, gzx_save and gzx_close from one thread
  * with no other call on the same gzx running; gzx_size, gzx_pread and
  * gzx_extent from any number of threads at once.  The caller owns fd (the

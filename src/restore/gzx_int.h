@@ -45,6 +45,12 @@ struct gzx_rd {
 struct gzx_ent;
 struct gzx_slot;
 
+/* Read-ahead: two threads, each decoding one span ahead of a sequential
+ * reader (so that two spans decode at once on two cores while the reader
+ * copies); requests beyond the queue are dropped. */
+#define GZX_RA_THREADS 2
+#define GZX_RA_QUEUE 4
+
 struct gzx {
     int fd;
     struct gzx_id id;
@@ -66,6 +72,14 @@ struct gzx {
     struct gzx_ent *head, *tail;
     uint64_t cap, bytes, max_ent, nent;
     struct gzx_slot *slots;
+    /* read-ahead (gzx_read.c), under mu: chunks to decode ahead of a
+     * sequential reader, and the threads that do, started at the first */
+    uint64_t ra_req[GZX_RA_QUEUE];
+    uint64_t ra_last; /* the chunk the last read began in */
+    unsigned ra_nreq, ra_nthr;
+    bool ra_stop;
+    pthread_cond_t ra_cv;
+    pthread_t ra_thr[GZX_RA_THREADS];
 };
 
 /* gzx.c */

@@ -447,6 +447,77 @@ static void gzx_put(struct gzx *g, struct gzx_ent *e)
     pthread_mutex_unlock(&g->mu);
 }
 
+/* ---- read-ahead ---- */
+
+static void *gzx_ra_main(void *arg)
+{
+    struct gzx *g = arg;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        while (!g->ra_stop && g->ra_nreq == 0)
+            pthread_cond_wait(&g->ra_cv, &g->mu);
+        if (g->ra_stop)
+            break;
+        uint64_t c = g->ra_req[0];
+        g->ra_nreq--;
+        memmove(g->ra_req, g->ra_req + 1, g->ra_nreq * sizeof *g->ra_req);
+        pthread_mutex_unlock(&g->mu);
+        struct sp_err err = {0}; /* a failure is the reader's to meet */
+        struct gzx_ent *e = gzx_get(g, c, &err);
+        if (e != NULL)
+            gzx_put(g, e);
+        pthread_mutex_lock(&g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+/* The first chunk after the span holding chunk c: the one after the chunk
+ * that holds the next point.  nchunks when there is none. */
+static uint64_t gzx_next_span(const struct gzx *g, uint64_t c)
+{
+    uint64_t k = gzx_point_of(g, c * GZX_CHUNK);
+    if (k + 1 >= g->np)
+        return g->nchunks;
+    uint64_t n = g->p[k + 1].uoff / GZX_CHUNK + 1;
+    return n < g->nchunks ? n : g->nchunks;
+}
+
+/* A read begins in chunk c.  When it follows the last read (the same chunk
+ * or the next: a sequential reader), the next two spans not held nor being
+ * decoded are queued for the read-ahead threads (started here, at the first
+ * need: a process that forks after opening keeps none), when the cache holds
+ * them besides the reader's. */
+static void gzx_ahead(struct gzx *g, uint64_t c)
+{
+    if (g->cap < 4 * (GZX_SPAN + 2 * GZX_CHUNK)) /* room for the reader's spans and two more */
+        return;
+    uint64_t n1 = gzx_next_span(g, c), n2 = n1 < g->nchunks ? gzx_next_span(g, n1) : n1;
+    uint64_t want[2] = {n1, n2};
+    pthread_mutex_lock(&g->mu);
+    bool in_order = c == g->ra_last || c == g->ra_last + 1;
+    g->ra_last = c;
+    for (int i = 0; i < 2 && in_order && !g->ra_stop; i++) {
+        uint64_t n = want[i], len;
+        bool zero;
+        if (n < g->nchunks && gzx_extent(g, n * GZX_CHUNK, &len, &zero) == 0 && zero)
+            n = (n * GZX_CHUNK + len + GZX_CHUNK - 1) / GZX_CHUNK; /* past the zero run */
+        if (n >= g->nchunks || gzx_lookup(g, n) != NULL)
+            continue;
+        bool queued = false;
+        for (unsigned q = 0; q < g->ra_nreq; q++)
+            queued |= g->ra_req[q] == n;
+        if (queued || g->ra_nreq == GZX_RA_QUEUE)
+            continue;
+        g->ra_req[g->ra_nreq++] = n;
+        if (g->ra_nthr < GZX_RA_THREADS &&
+            pthread_create(&g->ra_thr[g->ra_nthr], NULL, gzx_ra_main, g) == 0)
+            g->ra_nthr++;
+        pthread_cond_signal(&g->ra_cv);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
 int64_t gzx_pread(struct gzx *g, void *buf, size_t len, uint64_t off, struct sp_err *err)
 {
     if (off >= g->total || len == 0)
@@ -466,6 +537,8 @@ int64_t gzx_pread(struct gzx *g, void *buf, size_t len, uint64_t off, struct sp_
             done += n;
             continue;
         }
+        if (done == 0)
+            gzx_ahead(g, c);
         struct gzx_ent *e = gzx_get(g, c, err);
         if (e == NULL)
             return -1;
@@ -491,12 +564,22 @@ int gzx_cache_init(struct gzx *g, uint64_t cache_bytes)
         return -1;
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
+    pthread_cond_init(&g->ra_cv, NULL);
     g->sync = true;
     return 0;
 }
 
 void gzx_cache_free(struct gzx *g)
 {
+    if (g->sync) { /* the read-ahead threads end first: they use the cache */
+        pthread_mutex_lock(&g->mu);
+        g->ra_stop = true;
+        pthread_cond_broadcast(&g->ra_cv);
+        pthread_mutex_unlock(&g->mu);
+        for (unsigned i = 0; i < g->ra_nthr; i++)
+            pthread_join(g->ra_thr[i], NULL);
+        g->ra_nthr = 0;
+    }
     for (uint64_t i = 0; g->bucket != NULL && i < g->nbucket; i++)
         while (g->bucket[i] != NULL)
             gzx_drop(g, g->bucket[i]);
@@ -510,6 +593,7 @@ void gzx_cache_free(struct gzx *g)
     if (g->sync) {
         pthread_mutex_destroy(&g->mu);
         pthread_cond_destroy(&g->cv);
+        pthread_cond_destroy(&g->ra_cv);
         g->sync = false;
     }
 }
