@@ -10,7 +10,9 @@
 #           malformed and tricky vectors tests/py/badgz.py writes (as
 #           badgz-NAME);
 #   index:  one flags byte + the valid trailing region of each of
-#           fuzz_index's fixed data members (see fuzz/fuzz_index.c).
+#           fuzz_index's fixed data members (see fuzz/fuzz_index.c);
+#   gzx:    one flags byte + the saved index (.gzx) of each of fuzz_gzx's
+#           fixed gzip files (see fuzz/fuzz_gzx.c).
 #
 # Reproducible: fixed content, no names or time stamps stored.  The total
 # stays well under 200 KB.  Needs clang (the harnesses are built with
@@ -20,16 +22,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 bld=$("$top/scripts/fuzz.sh" --build | tail -n 1)
 dec=$top/fuzz/corpus/decode
 idx=$top/fuzz/corpus/index
+gzx=$top/fuzz/corpus/gzx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$dec" "$idx"
-mkdir -p "$dec" "$idx"
+rm -rf "$dec" "$idx" "$gzx"
+mkdir -p "$dec" "$idx" "$gzx"
 badgz=$tmp/badgz
 python3 "$top/tests/py/badgz.py" "$badgz"
 
 # ---- spigz layouts, from the harnesses ----
 SPIGZ_FUZZ_DUMP_SEEDS=$dec "$bld/fuzz_decode" >/dev/null 2>&1
 SPIGZ_FUZZ_DUMP_SEEDS=$idx "$bld/fuzz_index" >/dev/null 2>&1
+SPIGZ_FUZZ_DUMP_SEEDS=$gzx "$bld/fuzz_gzx" >/dev/null 2>&1
 
 # ---- other gzip writers on the same kind of content ----
 # 24 KiB of numbered lines, then 12 KiB of zeros, then more lines.
@@ -89,6 +93,7 @@ for f in inflate-block-type-3 inflate-stored-nlen-equal inflate-cl-incomplete \
     lzw-after-gzip pack-tree-0-1 pack-tree-1-1 pack-between-gzip; do
     cp "$badgz/$f.gz" "$dec/badgz-$f.gz"
 done
-chmod 644 "$dec"/* "$idx"/*
+chmod 644 "$dec"/* "$idx"/* "$gzx"/*
 echo "decode: $(find "$dec" -type f | wc -l) files, $(cat "$dec"/* | wc -c) bytes"
 echo "index:  $(find "$idx" -type f | wc -l) files, $(cat "$idx"/* | wc -c) bytes"
+echo "gzx:    $(find "$gzx" -type f | wc -l) files, $(cat "$gzx"/* | wc -c) bytes"

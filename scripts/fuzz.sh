@@ -8,7 +8,7 @@
 #
 # Environment: FUZZ_DIR     build and working folder
 #                           (default ${TMPDIR:-/tmp}/spigz-fuzz)
-#              FUZZ_TARGETS harnesses to run (default "decode index layout resync")
+#              FUZZ_TARGETS harnesses to run (default "decode index layout resync gzx")
 #              CC           a clang with libFuzzer (default clang)
 #              FUZZ_SEED    libFuzzer's -seed (default 0: a new one each run);
 #                           the test command fixes it, so that CI explores
@@ -21,7 +21,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FUZZ_DIR:-${TMPDIR:-/tmp}/spigz-fuzz}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-decode index layout resync}
+targets=${FUZZ_TARGETS:-decode index layout resync gzx}
 build_only=false
 secs=30
 case ${1:-} in
@@ -107,7 +107,7 @@ for t in $targets; do
     # fuzz/make-corpus.sh regenerates.
     regress=
     [ -d "$top/fuzz/regress/$t" ] && regress=$top/fuzz/regress/$t
-    # seeds: committed for decode and index; made by the mkfs tools for
+    # seeds: committed for decode, index and gzx; made by the mkfs tools for
     # layout (megabytes of images, mostly zeros: not committed)
     seeds=$top/fuzz/corpus/$t max_len=1048576
     [ "$t" = resync ] && seeds=$top/fuzz/corpus/decode # damaged gzip: its files

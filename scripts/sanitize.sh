@@ -1,8 +1,8 @@
 #!/bin/sh
 # The tests under sanitizers, each in its own out-of-tree build:
 #   asan: every test (unit and shell) with AddressSanitizer + UBSan;
-#   tsan: the pool, pipeline, scout and random-access reader unit tests, the
-#         mount (its reader threads), and the estimate, progress,
+#   tsan: the pool, pipeline, scout, random-access reader and gzip-index
+#         (gzx) unit tests, the mount (its reader threads), and the estimate, progress,
 #         restore, salvage and inflate tests (they run threads: the restore's ordered
 #         writes, salvage's damage lists and compare's differences among
 #         them), with ThreadSanitizer.
@@ -39,7 +39,7 @@ for kind in "$@"; do
         "$top/configure" -q CC=clang CFLAGS="$flags" LDFLAGS="-fsanitize=thread"
         make -s -j"$(nproc)"
         TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 SPIGZ_SANITIZER=thread \
-            make -s -j"$(nproc)" check TESTS="tests/check_pool tests/check_compress tests/check_scout tests/check_ra tests/mount.sh tests/estimate.sh tests/progress.sh tests/restore.sh tests/salvage.sh tests/inflate.sh"
+            make -s -j"$(nproc)" check TESTS="tests/check_pool tests/check_compress tests/check_scout tests/check_ra tests/check_gzx tests/mount.sh tests/estimate.sh tests/progress.sh tests/restore.sh tests/salvage.sh tests/inflate.sh"
         ;;
     *) echo "usage: $0 [asan|tsan]..." >&2; exit 1 ;;
     esac

@@ -80,7 +80,7 @@ static void cli_help(void)
 "                       terminal)\n"
 "      --size N         the input's size for the progress line (K, M, G, T\n"
 "                       suffixes), for a pipe, which has none: percent and ETA\n"
-"      --export-index=FMT  write the index of a spigz FILE for another tool:\n"
+"      --export-index=FMT  write the index of a gzip FILE for another tool:\n"
 "                       gztool (to FILE.gzi), indexed_gzip (to FILE.gzidx);\n"
 "                       -o OUT or -c to choose; nothing is decompressed\n"
 "      --mount BACKUP DIR  serve the backup read-only under DIR, without\n"

@@ -10,11 +10,17 @@
  * output; a half-written one never stays (cli_out_create's temporary name);
  * an output that is the input itself (-o, or stdout appending to it) is
  * refused.
- * The input must be a spigz file with a valid index that starts the file
- * (the tools count offsets from the file's first byte); anything else is an
- * error naming the file and the reason, status 1. */
+ * A spigz file with a valid index that starts the file exports its pieces
+ * (the tools count offsets from the file's first byte).  Any other gzip file
+ * (gzip's, pigz's, several joined, a spigz file after other members)
+ * exports its gzip index (restore/gzx.h: the one saved beside it as
+ * FILE.gz.gzx when it matches, else built by decoding the file once, in
+ * memory), windows and all.  Anything else is an error naming the file and
+ * the reason, status 1. */
 #include "config.h"
 #include "cli.h"
+#include "cli_gzx.h"
+#include "gzx.h"
 #include "idx.h"
 #include "xidx.h"
 
@@ -38,15 +44,48 @@ static char *ce_index_name(const struct cli *c, const char *path)
     return out;
 }
 
-/* The index of the input open on j, loaded whole, or an error (printed). */
-static int ce_load(struct cli *c, const struct cli_job *j, struct idx *x, uint64_t *size)
+/* The gzip index of the input open on j (a regular file read from its
+ * start): the saved one beside it if it matches, else built.  0, or -1
+ * (printed). */
+static int ce_gzx(struct cli *c, const struct cli_job *j, struct gzx **g)
+{
+    struct sp_err err = {0};
+    struct cli_gzx place;
+    struct vol_opts o = {0};
+    char why[200];
+    if (j->in_fd != STDIN_FILENO && cli_gzx_place(j->in_name, NULL, &place, &o) == 0) {
+        int r = o.idx_name == NULL ? 0 : gzx_load(j->in_fd, NULL, o.idx_dirfd, o.idx_name, g,
+                                                 why, sizeof why, &err);
+        cli_gzx_done(&place);
+        if (r == 1)
+            return 0;
+        if (r < 0) {
+            cli_error(c, "%s: %s", j->in_name, err.msg);
+            return -1;
+        }
+    }
+    if (gzx_build(j->in_fd, NULL, g, &err) == 0)
+        return 0;
+    if (err.kind == SP_ERR_FORMAT)
+        cli_error(c, "%s: no index to export (%s)", j->in_name, err.msg);
+    else
+        cli_error(c, "%s: %s", j->in_name, err.msg);
+    return -1;
+}
+
+/* The index of the input open on j: a spigz index starting the file into
+ * x, else a gzip index into *g (gzx.h).  0, or -1 (printed). */
+static int ce_load(struct cli *c, const struct cli_job *j, struct idx *x, struct gzx **g,
+                   uint64_t *size)
 {
     struct stat st;
     off_t here = lseek(j->in_fd, 0, SEEK_CUR);
+    *g = NULL;
     if (fstat(j->in_fd, &st) != 0 || !S_ISREG(st.st_mode) || here < 0) {
-        cli_error(c, "%s: not a regular file: an index is exported from a spigz file", j->in_name);
+        cli_error(c, "%s: not a regular file: an index is exported from a gzip file", j->in_name);
         return -1;
     }
+    *size = (uint64_t)st.st_size;
     char why[160];
     struct sp_err err = {0};
     int r = idx_load(j->in_fd, (uint64_t)here, (uint64_t)st.st_size, x, why, sizeof why, &err);
@@ -54,20 +93,26 @@ static int ce_load(struct cli *c, const struct cli_job *j, struct idx *x, uint64
         cli_error(c, "%s: %s", j->in_name, err.msg);
         return -1;
     }
-    if (r == 0) {
+    if (r == 1 && x->base == 0)
+        return 0;
+    if (r == 1)
+        idx_free(x); /* members before the data member: the whole file's gzip index */
+    if (here != 0) {
         cli_error(c, "%s: no index to export (%s)", j->in_name,
-                  why[0] != '\0' ? why : "not a spigz file, or one made with --no-index");
+                  "the input does not start at the file's first byte");
         return -1;
     }
-    *size = (uint64_t)st.st_size;
-    return 0;
+    return ce_gzx(c, j, g);
 }
 
-/* Write x into j->out_fd; prints the error. */
-static bool ce_write(struct cli *c, const struct cli_job *j, const struct idx *x, uint64_t size)
+/* Write x (or g) into j->out_fd; prints the error. */
+static bool ce_write(struct cli *c, const struct cli_job *j, const struct idx *x,
+                     const struct gzx *g, uint64_t size)
 {
     struct sp_err err = {0};
-    if (xidx_write(x, size, c->export_fmt, j->out_fd, &err) == 0)
+    int rc = g != NULL ? xidx_write_gzx(g, size, c->export_fmt, j->out_fd, &err)
+                       : xidx_write(x, size, c->export_fmt, j->out_fd, &err);
+    if (rc == 0)
         return true;
     cli_error(c, "%s: %s", err.kind == SP_ERR_WRITE ? j->out_name : j->in_name, err.msg);
     return false;
@@ -76,8 +121,9 @@ static bool ce_write(struct cli *c, const struct cli_job *j, const struct idx *x
 static void ce_export(struct cli *c, struct cli_job *j)
 {
     struct idx x;
+    struct gzx *g;
     uint64_t size;
-    if (ce_load(c, j, &x, &size) != 0)
+    if (ce_load(c, j, &x, &g, &size) != 0)
         return;
     char *name = NULL;
     bool named = c->output != NULL;
@@ -87,19 +133,23 @@ static void ce_export(struct cli *c, struct cli_job *j)
         if (cli_same_file(j, STDOUT_FILENO))
             cli_same_error(c, j->in_name, &j->st);
         else
-            (void)ce_write(c, j, &x, size);
+            (void)ce_write(c, j, &x, g, size);
     } else if ((name = named ? strdup(c->output) : ce_index_name(c, j->in_name)) == NULL) {
         cli_error(c, "%s: out of memory", j->in_name);
     } else if (cli_out_is_input(c, j, name, named)) {
         /* said */
     } else if ((j->out_name = name, j->out_fd = cli_out_create(c, j, name, named)) >= 0) {
-        bool ok = ce_write(c, j, &x, size);
+        bool ok = ce_write(c, j, &x, g, size);
         if (cli_out_finish(c, j, ok, false, NULL) && c->verbose)
             fprintf(stderr, "%s:\t%llu points -- %s index %s\n", j->in_name,
-                    (unsigned long long)x.n + 1, xidx_fmt_name(c->export_fmt), name);
+                    (unsigned long long)(g != NULL ? gzx_npoints(g) : x.n + 1),
+                    xidx_fmt_name(c->export_fmt), name);
     }
     free(name);
-    idx_free(&x);
+    if (g != NULL)
+        gzx_close(g);
+    else
+        idx_free(&x);
 }
 
 void cmd_export(struct cli *c, const char *path)

@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* gztool reads its fields big-endian whatever the host. */
 #define GZT_ID "gzipindx"       /* index version 0: no line numbers */
@@ -228,6 +230,121 @@ int xidx_write(const struct idx *x, uint64_t file_size, enum xidx_fmt fmt, int f
         xidx_gztool(&w, x);
     else
         xidx_indexed_gzip(&w, x, file_size);
+    xw_flush(&w);
+    return w.failed ? -1 : 0;
+}
+
+/* ---- a foreign gzip file's index (gzx.h) ---- */
+
+/* The points exported: gzx's, and one at the end unless one is there. */
+static uint64_t xidx_gzx_points(const struct gzx *g)
+{
+    uint64_t n = gzx_npoints(g);
+    struct gzx_xpoint p;
+    struct sp_err e = {0};
+    if (gzx_xpoint(g, n - 1, &p, &e) == 0 && p.uoff == gzx_size(g))
+        return n;
+    return n + 1;
+}
+
+/* Point k of the export: gzx's, or the end.  0, or -1 with *err. */
+static int xidx_gzx_point(const struct gzx *g, uint64_t k, struct gzx_xpoint *p,
+                          struct sp_err *err)
+{
+    if (k < gzx_npoints(g))
+        return gzx_xpoint(g, k, p, err);
+    *p = (struct gzx_xpoint){.uoff = gzx_size(g), .coff = gzx_data_end(g)};
+    return 0;
+}
+
+uint64_t xidx_gzx_size(const struct gzx *g, enum xidx_fmt fmt)
+{
+    uint64_t n = xidx_gzx_points(g), w = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        struct gzx_xpoint p;
+        struct sp_err e = {0};
+        if (xidx_gzx_point(g, k, &p, &e) != 0)
+            return 0;
+        w += fmt == XIDX_GZTOOL ? p.zlen : p.zwin != NULL ? IGZ_WINDOW : 0;
+    }
+    return fmt == XIDX_GZTOOL ? GZT_FIXED + GZT_POINT * n + w : IGZ_FIXED + IGZ_POINT * n + w;
+}
+
+/* indexed_gzip's window for p: 32 KiB, p's bytes at its end.  0, or -1. */
+static int xidx_igz_window(const struct gzx_xpoint *p, uint8_t win[IGZ_WINDOW], struct sp_err *err)
+{
+    uLongf n = IGZ_WINDOW;
+    memset(win, 0, IGZ_WINDOW);
+    if (p->wlen > IGZ_WINDOW || uncompress(win + IGZ_WINDOW - p->wlen, &n, p->zwin, p->zlen) != Z_OK ||
+        n != p->wlen) {
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "a window of the index does not decode");
+        return -1;
+    }
+    return 0;
+}
+
+int xidx_write_gzx(const struct gzx *g, uint64_t file_size, enum xidx_fmt fmt, int fd,
+                   struct sp_err *err)
+{
+    uint64_t n = xidx_gzx_points(g);
+    if (xidx_fmt_name(fmt) == NULL || (fmt == XIDX_INDEXED_GZIP && n > IGZ_POINTS_MAX)) {
+        sp_err_set(err, SP_ERR_FORMAT, 0, "cannot export the index in that format");
+        return -1;
+    }
+    struct xw w = {.fd = fd, .failed = false, .n = 0, .err = err};
+    bool gzt = fmt == XIDX_GZTOOL;
+    if (gzt) {
+        xw_be(&w, 0, 8);
+        xw_put(&w, GZT_ID, 8);
+        xw_be(&w, n, 8);
+        xw_be(&w, n, 8);
+    } else {
+        const uint8_t vf[2] = {IGZ_VERSION, 0};
+        xw_put(&w, IGZ_ID, 5);
+        xw_put(&w, vf, 2);
+        xw_host(&w, file_size, 8);
+        xw_host(&w, gzx_size(g), 8);
+        xw_host(&w, (uint32_t)GZX_SPAN, 4);
+        xw_host(&w, IGZ_WINDOW, 4);
+        xw_host(&w, n, 4);
+    }
+    for (uint64_t k = 0; k < n && !w.failed; k++) {
+        struct gzx_xpoint p;
+        if (xidx_gzx_point(g, k, &p, err) != 0)
+            return -1;
+        if (gzt) {
+            xw_be(&w, p.uoff, 8);
+            xw_be(&w, p.coff, 8);
+            xw_be(&w, p.bits, 4);
+            xw_be(&w, p.zlen, 4);
+            for (uint32_t i = 0; i < p.zlen; i += 4096)
+                xw_put(&w, p.zwin + i, p.zlen - i < 4096 ? p.zlen - i : 4096);
+        } else {
+            const uint8_t bits_data[2] = {(uint8_t)p.bits, p.zwin != NULL};
+            xw_host(&w, p.coff, 8);
+            xw_host(&w, p.uoff, 8);
+            xw_put(&w, bits_data, 2);
+        }
+    }
+    if (gzt) {
+        xw_be(&w, gzx_size(g), 8);
+    } else {
+        uint8_t *win = malloc(IGZ_WINDOW);
+        if (win == NULL) {
+            sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
+            return -1;
+        }
+        for (uint64_t k = 0; k < n && !w.failed; k++) {
+            struct gzx_xpoint p;
+            if (xidx_gzx_point(g, k, &p, err) != 0 || (p.zwin != NULL && xidx_igz_window(&p, win, err) != 0)) {
+                free(win);
+                return -1;
+            }
+            for (uint32_t i = 0; p.zwin != NULL && i < IGZ_WINDOW; i += 4096)
+                xw_put(&w, win + i, 4096);
+        }
+        free(win);
+    }
     xw_flush(&w);
     return w.failed ? -1 : 0;
 }

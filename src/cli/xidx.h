@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "gzx.h"
 #include "idx.h"
 
 enum xidx_fmt {
@@ -55,5 +56,21 @@ uint64_t xidx_size(const struct idx *x, enum xidx_fmt fmt);
 /* Write x, the index of a spigz file of file_size bytes, in format fmt. */
 int xidx_write(const struct idx *x, uint64_t file_size, enum xidx_fmt fmt, int fd,
                struct sp_err *err);
+
+/* The same for any other gzip file, from its gzip index (gzx.h): one point
+ * per access point, at a member's start past its header with no window,
+ * else with its window (gztool: the deflated window as gzx keeps it, a
+ * zlib stream; indexed_gzip: the 32 KiB raw, a shorter window after
+ * zeros, which the member's deflate never refers to).  Then, as for a spigz
+ * file, a point at the content's end (compressed offset: the end of the last
+ * member; no window), unless the last point is there already: without it
+ * indexed_gzip refuses offsets past the last point and gztool extends the
+ * index.  Neither decodes from it.  Reads the gzip file (gzx_xpoint) for the
+ * members' headers.  0, or -1 with *err (SP_ERR_WRITE as above; the
+ * header errors of gzx_xpoint; SP_ERR_FORMAT: more points than the format
+ * counts, never for gzx's at most GZX_POINTS_MAX). */
+uint64_t xidx_gzx_size(const struct gzx *g, enum xidx_fmt fmt);
+int xidx_write_gzx(const struct gzx *g, uint64_t file_size, enum xidx_fmt fmt, int fd,
+                   struct sp_err *err);
 
 #endif

@@ -5,8 +5,11 @@
  * Backends:
  *  - a spigz file with its index: ra.h (each piece checked before a byte of
  *    it is returned; zero runs answered without inflating);
- *  - any other gzip file: a foreign index of access points (a later module,
- *    gzx.h); until it exists vol_open() refuses such a file with a reason.
+ *  - any other gzip file (and a spigz file whose index does not validate): an
+ *    index of access points (gzx.h), loaded from the file idx_name in
+ *    idx_dirfd when one is there and matches the file, else built in one
+ *    pass over the file (advancing prog) and then, with idx_save, saved
+ *    there; vol_note() says which, and why a saved one was not used.
  *
  * Errors: a read either returns the content's bytes or fails with *err set
  * (SP_ERR_DATA or SP_ERR_CHECK: a piece failed its check or the file
@@ -32,6 +35,12 @@
 struct vol_opts {
     uint64_t cache_bytes;      /* decoded bytes kept; 0: the backend's default */
     struct sp_progress *prog;  /* advanced by a one-pass index build; may be NULL */
+    /* Where a gzip file's index is kept (gzx.h): the file idx_name in the
+     * directory idx_dirfd (the caller's, open until vol_open returns).
+     * idx_name NULL (zeroed options): built in memory, never saved. */
+    int idx_dirfd;
+    const char *idx_name;
+    bool idx_save;             /* save a built index there */
 };
 
 struct vol;
@@ -57,6 +66,13 @@ int vol_extent(const struct vol *v, uint64_t off, uint64_t *len, bool *zero);
 
 /* Which backend serves the volume: "spigz index" or "gzip index". */
 const char *vol_kind(const struct vol *v);
+
+/* For the gzip index, how it came, for the CLI to show: "loaded from the
+ * saved index"; "built" (no idx_name); "built (WHY)" where WHY says why no
+ * saved index was used ("no saved index", a rejection's reason), followed
+ * with idx_save by "; saved as NAME" or "; not saved: REASON".  "" for a
+ * spigz index. */
+const char *vol_note(const struct vol *v);
 
 void vol_close(struct vol *v);
 
