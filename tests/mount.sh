@@ -12,8 +12,12 @@
 # A damaged piece fails with EIO on exactly its range and is logged naming
 # it, every other range reads; a backup cut or overwritten while mounted
 # fails with EIO, never a wrong byte; one renamed over keeps being served
-# from the file that was mounted.  The daemon, -f, SIGTERM, two mounts at
-# once, and the errors (status 1, nothing mounted).
+# from the file that was mounted.  A pigz backup mounts after its index
+# pass (--progress accepted: its line needs a pass longer than half a
+# second, which progress.sh's inputs give), the index saved beside it (or at --index-file),
+# reused, refused when the file changed; damaged after the pass, it reads
+# EIO, never other bytes.  The daemon, -f, SIGTERM, two mounts at once, and
+# the errors (status 1, nothing mounted).
 #
 # Needs /dev/fuse and fusermount3: without them, SKIP (77), saying so.
 . "$(dirname "$0")/lib.sh"
@@ -353,6 +357,84 @@ else
     fail "--mount -f ren.gz: $(cat log)"
 fi
 
+section "a pigz backup: its gzip index built, saved, reused, refused when the file changed"
+pigz -c gpt.img > pz.gz || fail "pigz"
+# whole_ok FILE: every 1 MiB of FILE, read past the page cache, is the
+# image's or EIO (printed: the number of EIO chunks); never other bytes
+whole_ok() {
+    "$PY3" - "$1" gpt.img <<'EOF'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+img = open(sys.argv[2], "rb")
+buf = mmap.mmap(-1, 1 << 20)
+eio = off = 0
+while True:
+    want = img.read(1 << 20)
+    if not want:
+        break
+    try:
+        got = os.preadv(fd, [buf], off)
+    except OSError as e:
+        if e.errno != 5:
+            raise
+        eio += 1
+    else:
+        if buf[:got] != want:
+            sys.exit("other bytes at %d" % off)
+    off += len(want)
+print(eio)
+EOF
+}
+if mount_fg pz.gz m log -v --progress; then
+    check "pigz: the files: $(names m)" [ "$(names m)" = "disk p1 p2 p3 p4 " ]
+    check "pigz: disk equals the image" cmp -s m/disk gpt.img
+    slice_ok m/p2 gpt.img $((P_OFF[2] * S)) $((P_LEN[2] * S)) "pigz: p2"
+    umount_fg m
+    check "pigz: status $FG_RC" [ "$FG_RC" -eq 0 ]
+    check "pigz: index built and saved ($(head -c 300 log))" \
+        grep -q "gzip index built (no saved index); saved as pz.gz.gzx" log
+    check "pigz: the index saved beside it" test -s pz.gz.gzx
+else
+    fail "--mount -f pz.gz: $(cat log)"
+fi
+if mount_fg pz.gz m log -v; then
+    slice_ok m/p4 gpt.img $((P_OFF[4] * S)) $((P_LEN[4] * S)) "pigz again: p4"
+    umount_fg m
+    check "pigz again: the saved index loaded ($(head -c 300 log))" grep -q "gzip index loaded from the saved index" log
+else
+    fail "--mount -f pz.gz (again): $(cat log)"
+fi
+touch -d '2001-01-01' pz.gz
+if mount_fg pz.gz m log -v; then
+    check "pigz, its time changed: reads" cmp -s m/disk gpt.img
+    umount_fg m
+    check "pigz, its time changed: the saved index refused, built again ($(head -c 300 log))" \
+        grep -q "gzip index built (the file was modified since the index was made); saved as pz.gz.gzx" log
+else
+    fail "--mount -f pz.gz (touched): $(cat log)"
+fi
+mkdir idx
+if mount_fg pz.gz m log -v --index-file=idx/pz.index; then
+    umount_fg m
+    check "--index-file: saved there ($(head -c 300 log))" test -s idx/pz.index
+else
+    fail "--mount -f --index-file: $(cat log)"
+fi
+# damaged after the index was built, its time kept: EIO, never other bytes
+cp -p pz.gz pzd.gz
+cp -p pz.gz.gzx pzd.gz.gzx
+printf '\x55\x55' | dd of=pzd.gz bs=1 seek=$(($(stat -c %s pzd.gz) / 3)) conv=notrunc status=none
+touch -r pz.gz pzd.gz
+if mount_fg pzd.gz m log -v; then
+    check "pigz damaged: the saved index loaded ($(head -c 200 log))" grep -q "loaded from the saved index" log
+    n=$(whole_ok m/disk) || fail "pigz damaged: a read returned other bytes than the image's"
+    check "pigz damaged: some reads EIO (${n:-?} MiB)" [ "${n:-0}" -gt 0 ]
+    umount_fg m
+    check "pigz damaged: status $FG_RC, expected 1" [ "$FG_RC" -eq 1 ]
+else
+    fail "--mount -f pzd.gz: $(cat log)"
+fi
+
 section "SIGTERM ends a mount cleanly"
 if mount_fg gpt.img.gz m log; then
     kill -TERM "$FG_PID"
@@ -375,8 +457,8 @@ err_case() {
     check "$what: nothing mounted on a file" not mountpoint -q pieces
 }
 err_case "no such backup" "No such file" nonesuch.gz m
-gzip -c gpt.img > plain.gz
-err_case "a gzip file without an index" "plain.gz" plain.gz m
+printf 'not gzip at all\n' > plain.txt
+err_case "a file that is not gzip" "plain.txt" plain.txt m
 err_case "DIR not a directory" "cannot mount" gpt.img.gz pieces
 err_case "one operand" "takes a backup and the directory" gpt.img.gz
 err_case "a directory as the backup" "not a regular file" src m

@@ -77,6 +77,7 @@ struct cli {
     enum cli_format format;      /* --format */
     enum xidx_fmt export_fmt;    /* --export-index=FORMAT (MODE_EXPORT) */
     uint64_t cache_bytes;        /* --cache (MODE_MOUNT), 0: the reader's default */
+    const char *index_file;      /* --index-file: a gzip file's saved index (cli_gzx.h) */
     int status;                  /* worst exit status so far */
     /* -l totals */
     unsigned listed;

@@ -88,6 +88,10 @@ static void cli_help(void)
 "                       (its partitions); a daemon, -f in the foreground;\n"
 "                       ends with fusermount3 -u DIR\n"
 "      --cache=SIZE     --mount: decoded pieces kept in memory (default 64M)\n"
+"      --index-file=PATH  for --mount and --export-index=FMT: a gzip file\n"
+"                       without spigz's index gets one built in one pass,\n"
+"                       saved at PATH (by default FILE.gz.gzx beside it, if\n"
+"                       the folder is writable), reused while it matches\n"
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
 "                       suffixes: powers of 1024; LEN may be 'end'); a range\n"
 "                       past the end of the image is an error\n"
@@ -298,6 +302,7 @@ struct cli_long {
 #define KEY_SYNCHRONOUS 25
 #define KEY_MOUNT 26
 #define KEY_CACHE 27
+#define KEY_INDEX_FILE 28
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -326,6 +331,7 @@ static const struct cli_long cli_longs[] = {
     {"silent", 'q', OPT_NONE},      {"ascii", 'a', OPT_NONE},
     {"synchronous", KEY_SYNCHRONOUS, OPT_NONE},
     {"mount", KEY_MOUNT, OPT_NONE}, {"cache", KEY_CACHE, OPT_ARG},
+    {"index-file", KEY_INDEX_FILE, OPT_ARG},
 };
 
 /* The longest -S suffix gzip takes. */
@@ -338,7 +344,8 @@ static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
            key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT ||
-           key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX || key == KEY_CACHE;
+           key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX || key == KEY_CACHE ||
+           key == KEY_INDEX_FILE;
 }
 
 static void cli_estimate(struct cli *c, const char *arg)
@@ -435,6 +442,7 @@ static void cli_apply(struct cli *c, char key, const char *arg)
         c->mode = MODE_EXPORT;
         break;
     case KEY_MOUNT: c->mode = MODE_MOUNT; break;
+    case KEY_INDEX_FILE: c->index_file = arg; break;
     case KEY_CACHE:
         if (cli_size(arg, arg + strlen(arg), &c->cache_bytes) != 0 || c->cache_bytes == 0)
             cli_usage_error("invalid --cache '%s' (expected a byte count, K, M, G or T "
@@ -633,6 +641,10 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--mount writes nothing: -c, -o, -r and --range make no sense");
     if (c->cache_bytes != 0 && c->mode != MODE_MOUNT)
         cli_usage_error("--cache is for --mount");
+    if (c->index_file != NULL && c->mode != MODE_MOUNT && c->mode != MODE_EXPORT)
+        cli_usage_error("--index-file is for --mount and --export-index");
+    if (c->index_file != NULL && c->mode == MODE_EXPORT && (nfiles > 1 || c->recursive))
+        cli_usage_error("--index-file takes one input");
     if (c->rescue && c->mode != MODE_COMPRESS)
         cli_usage_error("--rescue is for compressing (decompress with --salvage)");
     if (c->salvage && c->mode != MODE_DECOMPRESS && c->mode != MODE_TEST)

@@ -53,7 +53,7 @@ static int ce_gzx(struct cli *c, const struct cli_job *j, struct gzx **g)
     struct cli_gzx place;
     struct vol_opts o = {0};
     char why[200];
-    if (j->in_fd != STDIN_FILENO && cli_gzx_place(j->in_name, NULL, &place, &o) == 0) {
+    if (j->in_fd != STDIN_FILENO && cli_gzx_place(j->in_name, c->index_file, &place, &o) == 0) {
         int r = o.idx_name == NULL ? 0 : gzx_load(j->in_fd, NULL, o.idx_dirfd, o.idx_name, g,
                                                  why, sizeof why, &err);
         cli_gzx_done(&place);

@@ -47,6 +47,8 @@
 #include <pthread.h>
 #include <syslog.h>
 
+#include "cli_gzx.h"
+#include "cli_progress.h"
 #include "lay.h"
 #include "vol.h"
 
@@ -393,6 +395,34 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
                   (unsigned long long)failed);
 }
 
+/* The volume of the backup open on fd: its spigz index, else a gzip
+ * index, loaded from where cli_gzx.h keeps it or built in one pass (with a
+ * progress line) and saved there.  0, or -1 (printed). */
+static int cm_open_vol(struct cli *c, struct cm_state *s, int fd)
+{
+    struct sp_progress prog = {0};
+    struct vol_opts o = {.cache_bytes = c->cache_bytes, .prog = &prog};
+    struct cli_gzx place;
+    if (cli_gzx_place(s->name, c->index_file, &place, &o) != 0) {
+        cli_error(c, "%s: %s", c->index_file, strerror(errno));
+        return -1;
+    }
+    struct sp_err err = {0};
+    struct cli_prog *d = cli_prog_start(cli_progress_wanted(c), s->name, &prog,
+                                        CLI_PROG_DECOMPRESS);
+    int rc = vol_open(fd, &o, &s->vol, &err);
+    cli_prog_stop(d);
+    cli_gzx_done(&place);
+    if (rc != 0) {
+        cli_error(c, "%s: %s", s->name, err.msg);
+        return -1;
+    }
+    const char *note = vol_note(s->vol);
+    if (note[0] != '\0' && (c->verbose > 0 || (strstr(note, "not saved") != NULL && !c->quiet)))
+        cli_msg("%s: gzip index %s", s->name, note); /* not saved: built again next time */
+    return 0;
+}
+
 void cmd_mount(struct cli *c, const char *backup, const char *dir)
 {
     /* FUSE would mount over a file too, hiding it: DIR must be a directory. */
@@ -414,15 +444,11 @@ void cmd_mount(struct cli *c, const char *backup, const char *dir)
     s->gid = getgid();
     pthread_mutex_init(&s->log_lock, NULL);
     int fd = open(backup, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    struct sp_err err = {0};
-    struct vol_opts o = {.cache_bytes = c->cache_bytes};
     if (fd < 0) {
         cli_error(c, "%s: %s", backup, strerror(errno));
     } else if (fstat(fd, &s->backup) != 0 || !S_ISREG(s->backup.st_mode)) {
         cli_error(c, "%s: not a regular file: a backup is mounted from a file", backup);
-    } else if (vol_open(fd, &o, &s->vol, &err) != 0) {
-        cli_error(c, "%s: %s", backup, err.msg);
-    } else if (cm_files(c, s) == 0) {
+    } else if (cm_open_vol(c, s, fd) == 0 && cm_files(c, s) == 0) {
         if (c->verbose > 0)
             for (size_t i = 0; i < s->nfiles; i++)
                 cli_msg("%s: %s/%s: %llu bytes at %llu", backup, dir, s->files[i].name,
