@@ -110,7 +110,7 @@ size=$(stat -c %s img)
 check "the image has two zero runs ($(tr '\n' ' ' < want.zero))" [ "$(wc -l < want.zero)" -eq 2 ]
 # 256 KiB pieces: several data pieces on each side of the zero runs.
 "$SPIGZ" -b 256 -c img > img.gz || fail "spigz -b 256 img"
-python3 "$SPZ" info img.gz > info || fail "spz.py info img.gz"
+python3 "$SPZ" info img.gz > pieces || fail "spz.py info img.gz"
 
 section "nbdinfo: read-only, multi-conn, the zero runs as extents"
 serve img.gz -- 'nbdinfo "$uri" > nbdinfo.out && nbdinfo --map "$uri" > map.out'
@@ -174,7 +174,7 @@ section "damage: the copy fails, nbdkit names the range, the rest reads"
 # damage KIND N OUT: OUT is img.gz with a byte in the middle of its Nth piece
 # of that kind (data or zero) changed; prints the piece's "UOFF ULEN".
 damage() {
-    python3 - "$1" "$2" "$3" info <<'EOF'
+    python3 - "$1" "$2" "$3" pieces <<'EOF'
 import sys
 kind, n, out, info = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 ps = [dict(w.split("=") for w in l.split()[3:]) for l in open(info)
