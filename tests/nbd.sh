@@ -10,8 +10,10 @@
 # still read right; a backup cut while served fails the copy; a plain gzip
 # file, a directory, no file, cache=0 are refused with a message.  The .so
 # exports plugin_init alone and needs nothing but nbdkit's own functions and
-# its libraries.  Every nbdkit runs captive (--run) on a private socket
-# (-U -): none outlives its command, no sleeps.  About 5 s.
+# its libraries.  In a sanitizer build (scripts/sanitize.sh) nbdkit gets the
+# sanitizer's runtime preloaded and its messages are checked for reports.
+# Every nbdkit runs captive (--run) on a private socket (-U -): none
+# outlives its command, no sleeps.  About 5 s.
 # A build without the plugin (configure found no nbdkit-plugin-dev), or a
 # machine without nbdkit, nbdinfo or nbdcopy: SKIP (77); without qemu-img
 # only its check is skipped (and the test ends SKIP, saying so).
@@ -39,9 +41,35 @@ P=$NBDKIT_PLUGIN
 SPZ="$srcdir/tests/py/spz.py"
 cd "$T" || exit 1
 
+ldd -r "$P" > ldd.out 2>&1
+# nbdkit_ ARGS...: nbdkit, with the sanitizer's runtime preloaded when the
+# plugin was built with one and nbdkit was not (scripts/sanitize.sh): clang
+# leaves the runtime's symbols undefined in a shared object, gcc links
+# libasan.so, which must come first.  A --run command runs without it
+# (qemu-img's coroutines hang under ASan).  sane FILE: no sanitizer report
+# in nbdkit's messages.
+PRELOAD=
+if grep -q '^undefined symbol: __asan_' ldd.out; then
+    PRELOAD=$(clang -print-file-name="libclang_rt.asan-$(uname -m).so" 2>/dev/null) || PRELOAD=
+    [ -f "$PRELOAD" ] || { fail "the plugin needs ASan's runtime; clang's was not found"; finish; exit 1; }
+else
+    PRELOAD=$(ldd "$P" | awk '$1 ~ /^libasan/ { print $3 }')
+fi
+# A leak report counts when a frame of its stack is the plugin's: nbdkit's
+# own allocations, not made for the plugin, are nbdkit's business.
+nbdkit_() { LD_PRELOAD=$PRELOAD timeout -k 10 "$HANG" nbdkit "$@"; }
+sane() {
+    awk '/runtime error:|ERROR: AddressSanitizer/ { bad = 1 }
+         /^(Direct|Indirect) leak of/ { leak = 1; next }
+         leak && /nbdkit-spigz-plugin|\/src\/(nbd|restore|core)\// { bad = 1 }
+         /^$/ { leak = 0 }
+         END { exit bad }' "$1" || fail "a sanitizer report: $(cat "$1")"
+}
+
 # serve GZ ARGS... -- CMD: nbdkit serves GZ (ARGS: nbdkit's options, such
-# as --filter=, and more KEY=VALUE parameters) on a private socket while sh -c CMD runs with $uri and
-# $unixsocket set; CMD's status lands in ./st, nbdkit's messages in ./log.
+# as --filter=, and more KEY=VALUE parameters) on a private socket while
+# sh -c CMD runs with $uri and $unixsocket set; CMD's status lands in ./st,
+# nbdkit's messages in ./log.
 serve() {
     gz=$1
     shift
@@ -54,26 +82,27 @@ serve() {
     shift
     rm -f st
     # shellcheck disable=SC2086 # OPTS and ARGS are words
-    timeout "$HANG" nbdkit -U - $opts "$P" "$gz" $args \
-        --run "$1"'; echo $? > '"$T/st" > log 2>&1
+    nbdkit_ -U - $opts "$P" "$gz" $args \
+        --run 'unset LD_PRELOAD; '"$1"'; echo $? > '"$T/st" > log 2>&1
     ns=$?
     [ -f st ] || { echo "serve: the command did not run (nbdkit status $ns)"; cat log; echo 99 > st; }
+    sane log
 }
 status() { cat st; }
 
 section "the shared object"
 # Exports: plugin_init alone (the version script).  Undefined: nbdkit's
 # functions only, every other symbol found in the libraries it links (and,
-# in a sanitizer build, the sanitizer's runtime, which nbdkit then preloads).
+# in a sanitizer build, the sanitizer's runtime, preloaded above).
 exports=$(nm -D --defined-only "$P" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }')
 check "exports plugin_init alone (got: $exports)" [ "$exports" = plugin_init ]
-ldd -r "$P" > ldd.out 2>&1
 undef=$(sed -n 's/^undefined symbol: \([^ 	]*\).*/\1/p' ldd.out |
     grep -Ev '^(nbdkit_|__(asan|ubsan|sanitizer|lsan)_)' | tr '\n' ' ')
 check "no undefined symbol but nbdkit's (got: $undef)" [ -z "$undef" ]
 check "ldd -r lists nbdkit's functions as undefined (the check above sees them)" \
     grep -q '^undefined symbol: nbdkit_error' ldd.out
-nbdkit "$P" --dump-plugin > dump 2>&1
+nbdkit_ "$P" --dump-plugin > dump 2>&1
+sane dump
 check "--dump-plugin: thread model parallel" grep -qx 'thread_model=parallel' dump
 check "--dump-plugin: spigz's version" grep -q '^spigz_version=[0-9]' dump
 
@@ -216,10 +245,17 @@ check "a damaged zero piece read: nbdcopy fails (status $(status))" [ "$(status)
 check "a damaged zero piece read: nbdkit names its range (bytes $u to $((u + l)))" \
     grep -q "badz.gz: bytes $u to $((u + l)) of the image" log
 # The backup cut while it is served (after nbdkit opened it): reads fail.
-cp img.gz cut.gz
-serve cut.gz -- 'truncate -s 1000000 '"$T"'/cut.gz && nbdcopy --no-extents "$uri" cut.out'
-check "a backup cut while served: nbdcopy fails (status $(status))" [ "$(status)" -ne 0 ]
-check "a backup cut while served: nbdkit says why" grep -q 'cut.gz: .*bytes [0-9]* to [0-9]*' log
+# Not under a sanitizer: with ASan's runtime preloaded, nbdkit's exit after
+# these failed reads often deadlocks (glibc's locale lock, in p11-kit's
+# destructor), which plain builds never do; tests/check_ra covers the cut.
+if [ -z "$PRELOAD" ]; then
+    cp img.gz cut.gz
+    serve cut.gz -- 'truncate -s 1000000 '"$T"'/cut.gz && nbdcopy --no-extents "$uri" cut.out'
+    check "a backup cut while served: nbdcopy fails (status $(status))" [ "$(status)" -ne 0 ]
+    check "a backup cut while served: nbdkit says why" grep -q 'cut.gz: .*bytes [0-9]* to [0-9]*' log
+else
+    echo "NOTE: the backup cut while served is checked in plain builds only (nbdkit's exit deadlocks under a preloaded ASan)"
+fi
 
 section "refusals"
 gzip -c img > plain.gz
@@ -230,7 +266,8 @@ check "a plain gzip file is refused with vol_open's reason" \
 mkdir dir.gz
 serve dir.gz -- 'true'
 check "a directory is refused" grep -q "dir.gz: not a regular file" log
-timeout "$HANG" nbdkit -U - "$P" --run true > log 2>&1
+nbdkit_ -U - "$P" --run true > log 2>&1
+sane log
 check "no file: refused, saying how to give one" grep -q "no backup given" log
 serve img.gz cache=0 -- 'true'
 check "cache=0 is refused" grep -q "cache=0: the cache must hold at least one byte" log
