@@ -14,9 +14,10 @@
 #   nomount  --without-fuse3                   --mount refused, saying why
 #   shared   --disable-static-libdeflate       libdeflate's shared library
 #   nocheck  --without-check                   make check without the unit tests
+#   nonbd    --without-nbdkit                  no nbdkit plugin; tests/nbd.sh SKIPs
 # The default configuration is built and tested in full by `make distcheck`
 # (scripts/test.sh); `default` here builds it and checks what it has.
-# About 7 minutes on 2 cores.
+# About 8 minutes on 2 cores.
 # Usage: scripts/builds.sh [NAME]...   (default: every variant above)
 # Builds in $BUILDS_DIR, else ${TMPDIR:-/tmp}/spigz-builds, which is removed
 # when every variant passed (kept, with the logs, when one failed).
@@ -28,7 +29,7 @@ jobs=$(nproc)
 # a failing test's log is printed (automake's harness reads VERBOSE)
 VERBOSE=1
 export VERBOSE
-[ "$#" -gt 0 ] || set -- noisal nold zlib noblkid nofs nomount shared nocheck
+[ "$#" -gt 0 ] || set -- noisal nold zlib noblkid nofs nomount shared nocheck nonbd
 
 mkdir -p "$base"
 # A tree configured in place refuses builds elsewhere: build from a clean
@@ -78,7 +79,8 @@ for name in "$@"; do
     nomount) opts=--without-fuse3 ;;
     shared) opts=--disable-static-libdeflate ;;
     nocheck) opts=--without-check ;;
-    *) echo "usage: $0 [default|noisal|nold|zlib|noblkid|nofs|nomount|shared|nocheck]..." >&2; exit 1 ;;
+    nonbd) opts=--without-nbdkit ;;
+    *) echo "usage: $0 [default|noisal|nold|zlib|noblkid|nofs|nomount|shared|nocheck|nonbd]..." >&2; exit 1 ;;
     esac
     t0=$(date +%s)
     echo "builds: $name: configure $opts"
@@ -96,7 +98,9 @@ for name in "$@"; do
         has "engines: ISA-L"; levels "0 1 2 3 4 5 6 7 8 9 10 11 12"
         has "ext2/3/4 by libext2fs"; has "NTFS by libntfs-3g"
         links libisal.so; links_not libdeflate.so; links libblkid.so; links libext2fs.so
-        links libntfs-3g.so; has "--mount: libfuse3"; links libfuse3.so ;;
+        links libntfs-3g.so; summary "nbdkit plugin: yes"; has "--mount: libfuse3"; links libfuse3.so
+        ! readelf -d nbdkit-spigz-plugin.so | grep -q 'NEEDED.*\[libdeflate.so' ||
+            fail "the nbdkit plugin links libdeflate.so, not its archive" ;;
     noisal)
         summary "levels 1-3: ISA-L no"; has "(built without ISA-L)"
         has "level  1: not in this build"; levels "0 4 5 6 7 8 9 10 11 12"; links_not libisal.so ;;
@@ -117,9 +121,14 @@ for name in "$@"; do
         summary "--mount: libfuse3 no"; has "--mount: not in this build"
         links_not libfuse3.so ;;
     shared)
-        summary "libdeflate (shared)"; has libdeflate; links libdeflate.so ;;
+        summary "libdeflate (shared)"; has libdeflate; links libdeflate.so
+        readelf -d nbdkit-spigz-plugin.so | grep -q 'NEEDED.*\[libdeflate.so' ||
+            fail "the nbdkit plugin does not link libdeflate.so" ;;
     nocheck)
         summary "unit tests: no" ;;
+    nonbd)
+        summary "nbdkit plugin: no"
+        [ ! -e nbdkit-spigz-plugin.so ] || fail "the nbdkit plugin was built" ;;
     esac
     # ---- its tests ----
     case $name in
@@ -129,7 +138,8 @@ for name in "$@"; do
         check "$engine_units" tests/check_splice tests/cli.sh tests/inflate.sh ;;
     nold)
         # zlib's pieces beside ISA-L's; -10 to -12 refused (cli.sh)
-        check "$engine_units" tests/cli.sh
+        # the nbdkit plugin decodes with zlib alone (nbd.sh)
+        check "$engine_units" tests/cli.sh tests/nbd.sh
         [ ! -e tests/check_splice ] || fail "check_splice built without libdeflate" ;;
     zlib)
         # zlib's pieces alone: every reader, every level, threads, inputs
@@ -163,11 +173,16 @@ for name in "$@"; do
         check tests/mount.sh
         skipped mount.sh ;;
     shared)
-        check tests/check_engine tests/check_splice tests/check_compress tests/cli.sh ;;
+        # the nbdkit plugin with libdeflate's shared library too (nbd.sh)
+        check tests/check_engine tests/check_splice tests/check_compress tests/cli.sh tests/nbd.sh ;;
     nocheck)
         # make check runs the shell tests; no unit test is built
         check tests/cli.sh
         ! ls tests/check_* > /dev/null 2>&1 || fail "unit tests built: $(ls tests/check_*)" ;;
+    nonbd)
+        # the plugin's test ends SKIP, saying so
+        check tests/nbd.sh
+        skipped nbd.sh ;;
     esac
     echo "builds: $name: passed in $(($(date +%s) - t0)) s"
 done

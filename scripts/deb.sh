@@ -2,8 +2,9 @@
 # Build the Debian package from this tree and check it, as a user would get
 # it: `dpkg-buildpackage -us -uc -b` in a copy of the distributed files plus
 # debian/, lintian (any error fails; warnings are shown), then install the
-# .deb, try the installed spigz, unspigz, spigzcat, manual page and bash
-# completion, and remove it again (unless a spigz package was installed
+# .deb, try the installed spigz, unspigz, spigzcat, manual page, bash
+# completion and nbdkit plugin (served once by nbdkit when it is installed),
+# and remove it again (unless a spigz package was installed
 # before: then the new one stays, and is said to).  Nothing is left in the
 # tree or in the temporary directory.
 # Usage: scripts/deb.sh [--keep-deb DIR]   (copy the .deb to DIR)
@@ -65,9 +66,31 @@ ck "spigz -l gives the exact size" sh -c '/usr/bin/spigz -c "$1" > "$1.gz" && /u
 ck "the manual pages are installed" sh -c 'for m in spigz unspigz spigzcat; do [ -e /usr/share/man/man1/$m.1.gz ] || exit 1; done'
 ck "bash completion is installed for the three names" sh -c 'd=/usr/share/bash-completion/completions; [ -f $d/spigz ] && [ -e $d/unspigz ] && [ -e $d/spigzcat ]'
 ck "the binaries are in /usr/bin" sh -c '[ -x /usr/bin/spigz ] && [ -x /usr/bin/unspigz ] && [ -x /usr/bin/spigzcat ]'
+# The nbdkit plugin: where nbdkit looks for plugins (`nbdkit spigz` finds it
+# by name), and served once by the installed nbdkit when it is here.
+plugindir=$(pkg-config --variable=plugindir nbdkit 2>/dev/null) || plugindir=
+nbd_serves() { # FILE: its backup served by `nbdkit spigz`: its size and bytes
+    /usr/bin/spigz -c "$1" > "$1.nbd.gz" || return 1
+    # shellcheck disable=SC2016 # $uri and $F are the --run shell's
+    F=$1 nbdkit -U - spigz "$1.nbd.gz" \
+        --run 'nbdinfo --size "$uri" > "$F.size" && nbdcopy "$uri" "$F.nbd"' || return 1
+    [ "$(cat "$1.size")" = "$(stat -c %s "$1")" ] && cmp -s "$1" "$1.nbd"
+}
+if [ -n "$plugindir" ]; then
+    ck "the nbdkit plugin is in nbdkit's plugindir" test -f "$plugindir/nbdkit-spigz-plugin.so"
+    if command -v nbdkit > /dev/null && command -v nbdcopy > /dev/null; then
+        ck "nbdkit spigz serves the backup (nbdinfo --size, nbdcopy)" nbd_serves "$t/in.orig"
+    else
+        echo "deb: nbdkit or nbdcopy is not installed: the plugin was not served"
+    fi
+else
+    echo "deb: nbdkit's plugindir is unknown (no nbdkit-plugin-dev): the plugin was not looked for"
+fi
 if [ "$before" = no ]; then
     $sudo dpkg -r spigz > /dev/null
     ck "removed again: nothing of it left in /usr/bin" sh -c '! [ -e /usr/bin/spigz ]'
+    [ -z "$plugindir" ] ||
+        ck "removed again: the nbdkit plugin too" sh -c '! [ -e "$1/nbdkit-spigz-plugin.so" ]' sh "$plugindir"
 else
     echo "deb: a spigz package was installed before: the one just built stays installed"
 fi
