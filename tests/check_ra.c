@@ -290,6 +290,18 @@ START_TEST(damaged_zero_piece)
         uint64_t at = pc_file_off(&s.x, k) + offs[i];
         flip(s.fd, at);
         struct ra *r = open_ra(s.fd, 0);
+        /* extents: the damaged zero piece is no hole (a client skipping
+         * holes would take zeros the file does not hold); a zero run
+         * before it ends where it starts */
+        uint64_t len;
+        bool zero;
+        ck_assert_int_eq(ra_extent(r, s.x.p[k].uoff, &len, &zero), 0);
+        ck_assert_msg(!zero && len == pc_ulen(&s.x, k), "zero %d len %llu", zero,
+                      (unsigned long long)len);
+        if (k > 0 && !s.x.p[k - 1].data) {
+            ck_assert_int_eq(ra_extent(r, s.x.p[k - 1].uoff, &len, &zero), 0);
+            ck_assert(zero && s.x.p[k - 1].uoff + len == s.x.p[k].uoff);
+        }
         expect_piece_fails(r, &s, k);
         ra_close(r);
         flip(s.fd, at);

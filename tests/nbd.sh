@@ -7,8 +7,10 @@
 # cache of about one piece; --no-extents) and qemu-img convert: each equal
 # to the original, byte for byte.  A damaged data piece or zero piece makes
 # the copy fail and nbdkit log the piece's range, while the ranges around it
-# still read right; a backup cut while served fails the copy; a plain gzip
-# file, a directory, no file, cache=0 are refused with a message.  The .so
+# still read right; a backup cut while served fails the copy.  A plain
+# gzip file is served through its gzip index, saved beside it (or at
+# index=PATH) and loaded the next time.  A file that is not gzip, a
+# directory, no file, cache=0 are refused with a message.  The .so
 # exports plugin_init alone and needs nothing but nbdkit's own functions and
 # its libraries.  In a sanitizer build (scripts/sanitize.sh) nbdkit gets the
 # sanitizer's runtime preloaded and its messages are checked for reports.
@@ -257,12 +259,25 @@ else
     echo "NOTE: the backup cut while served is checked in plain builds only (nbdkit's exit deadlocks under a preloaded ASan)"
 fi
 
-section "refusals"
+section "a gzip file without spigz's index: its gzip index, saved and reused"
 gzip -c img > plain.gz
-serve plain.gz -- 'true'
-check "a plain gzip file is refused: the command never ran" [ "$(status)" -ne 0 ]
-check "a plain gzip file is refused with vol_open's reason" \
-    grep -q "plain.gz: cannot be read at random: no spigz index" log
+serve plain.gz -- 'nbdcopy "$uri" copy6'
+check "plain gzip: nbdcopy ran (status $(status); $(cat log))" [ "$(status)" -eq 0 ]
+check "plain gzip: the image" cmp -s img copy6
+check "plain gzip: the index saved beside it" test -s plain.gz.gzx
+serve plain.gz -v -- 'nbdcopy "$uri" copy7'
+check "plain gzip again: the image" cmp -s img copy7
+check "plain gzip again: the saved index loaded" grep -q "gzip index loaded from the saved index" log
+mkdir ix
+serve plain.gz "index=$T/ix/plain.index" -- 'nbdcopy "$uri" copy8'
+check "index=PATH: the image" cmp -s img copy8
+check "index=PATH: saved there" test -s ix/plain.index
+
+section "refusals"
+printf 'not gzip\n' > plain.txt
+serve plain.txt -- 'true'
+check "a file that is not gzip is refused: the command never ran" [ "$(status)" -ne 0 ]
+check "a file that is not gzip is refused with vol_open's reason" grep -q "plain.txt: " log
 mkdir dir.gz
 serve dir.gz -- 'true'
 check "a directory is refused" grep -q "dir.gz: not a regular file" log

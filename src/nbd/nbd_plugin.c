@@ -15,9 +15,13 @@
  * - .pread is vol_pread(): a piece that fails its check (or a file changed
  *   under the server) fails the request with EIO and one error line naming
  *   the content range (vol.h's message); never a wrong byte.
+ * - A gzip file without spigz's index is read through a gzip index
+ *   (gzx.h): loaded from FILE.gz.gzx beside it, or from index=PATH, when it
+ *   matches the file, else built in one pass at .get_ready and saved there
+ *   (beside the file only when its folder is writable), as --mount does.
  * - .extents reports the index's zero runs (vol_extent) as holes that read
- *   as zeros.  That is the index's claim: a client that skips them trusts
- *   the index; a client that reads them gets each zero piece checked.
+ *   as zeros, each zero piece checked first (ra.h: ra_extent), so a client
+ *   that skips holes never takes zeros the file does not hold.
  *
  * Bounds: memory is the volume's (its index tables, cache=SIZE of decoded
  * pieces, and per concurrent request one piece, ra.h).  nbdkit bounds a
@@ -43,6 +47,7 @@
 /* Set by .config and .get_ready, then read-only while requests are served. */
 static char *file;           /* the backup, an absolute path */
 static uint64_t cache_bytes; /* cache=SIZE; 0: the volume's default */
+static char *index_path;     /* index=PATH, absolute; NULL: FILE.gzx beside */
 static int fd = -1;
 static struct vol *vol;
 
@@ -55,6 +60,8 @@ static void spigz_unload(void)
     fd = -1;
     free(file);
     file = NULL;
+    free(index_path);
+    index_path = NULL;
 }
 
 static void spigz_dump_plugin(void)
@@ -83,7 +90,12 @@ static int spigz_config(const char *key, const char *value)
         cache_bytes = (uint64_t)n;
         return 0;
     }
-    nbdkit_error("unknown parameter '%s' (spigz takes file= and cache=)", key);
+    if (strcmp(key, "index") == 0) {
+        free(index_path);
+        index_path = nbdkit_absolute_path(value);
+        return index_path ? 0 : -1;
+    }
+    nbdkit_error("unknown parameter '%s' (spigz takes file=, cache= and index=)", key);
     return -1;
 }
 
@@ -98,7 +110,30 @@ static int spigz_config_complete(void)
 
 #define spigz_config_help \
     "file=BACKUP.gz  (required) the gzip backup to serve, read-only\n" \
-    "cache=SIZE      decoded pieces kept in memory (default 64M)"
+    "cache=SIZE      decoded pieces kept in memory (default 64M)\n" \
+    "index=PATH      a gzip file's index of access points (default FILE.gzx beside it)"
+
+/* Where a gzip file's index is kept: index=PATH (saved there), else
+ * FILE.gzx beside the file (saved when the folder is writable).  The
+ * folder is opened and the name taken in it (vol.h's idx_dirfd and
+ * idx_name); the descriptor returned is the caller's to close, -1 when
+ * the folder cannot be opened (the index is then built in memory). */
+static int spigz_index_place(struct vol_opts *o, char *name, size_t n)
+{
+    const char *path = index_path ? index_path : file;
+    const char *slash = strrchr(path, '/'); /* absolute: there is one */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (snprintf(name, n, "%s%s", slash + 1, index_path ? "" : ".gzx") >= (int)n || !slash[1])
+        return -1;
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return -1;
+    o->idx_dirfd = dirfd;
+    o->idx_name = name;
+    o->idx_save = index_path != NULL || faccessat(dirfd, ".", W_OK, AT_EACCESS) == 0;
+    return dirfd;
+}
 
 static int spigz_get_ready(void)
 {
@@ -117,11 +152,18 @@ static int spigz_get_ready(void)
         return -1;
     }
     struct vol_opts o = {.cache_bytes = cache_bytes};
+    char name[4096];
+    int dirfd = spigz_index_place(&o, name, sizeof name);
     struct sp_err err = {0};
-    if (vol_open(fd, &o, &vol, &err) != 0) {
+    int rc = vol_open(fd, &o, &vol, &err);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (rc != 0) {
         nbdkit_error("%s: %s", file, err.msg);
         return -1;
     }
+    if (vol_note(vol)[0] != '\0')
+        nbdkit_debug("%s: gzip index %s", file, vol_note(vol));
     nbdkit_debug("%s: %llu bytes, read through its %s", file,
                  (unsigned long long)vol_size(vol), vol_kind(vol));
     return 0;

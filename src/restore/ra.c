@@ -164,24 +164,6 @@ uint64_t ra_size(const struct ra *r)
     return r->x.total;
 }
 
-int ra_extent(const struct ra *r, uint64_t off, uint64_t *len, bool *zero)
-{
-    const struct idx *x = &r->x;
-    if (off >= x->total)
-        return -1;
-    uint64_t k = pc_find(x, off), lo = 0, hi = r->nrun;
-    while (hi - lo > 1) { /* the run holding piece k: run[lo] <= k < run[lo + 1] */
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (r->run[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    *zero = !x->p[k].data;
-    *len = x->p[r->run[lo + 1]].uoff - off;
-    return 0;
-}
-
 /* ---- slots ---- */
 
 static void ra_slot_free(struct ra_slot *s)
@@ -519,6 +501,33 @@ static void ra_ahead_stop(struct ra *r)
     for (unsigned i = 0; i < r->nth; i++)
         pthread_join(r->th[i], NULL);
     r->nth = 0;
+}
+
+int ra_extent(struct ra *r, uint64_t off, uint64_t *len, bool *zero)
+{
+    const struct idx *x = &r->x;
+    if (off >= x->total)
+        return -1;
+    uint64_t k = pc_find(x, off), lo = 0, hi = r->nrun;
+    while (hi - lo > 1) { /* the run holding piece k: run[lo] <= k < run[lo + 1] */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (r->run[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint64_t end = r->run[lo + 1];
+    *zero = !x->p[k].data;
+    if (*zero) { /* as far as its pieces pass their check */
+        uint64_t j = k;
+        struct sp_err e = {0};
+        while (j < end && j - k < RA_EXTENT_CHECK && ra_zero(r, j, &e) == 0)
+            j++;
+        *zero = j > k;
+        end = j > k ? j : k + 1;
+    }
+    *len = x->p[end].uoff - off;
+    return 0;
 }
 
 /* ---- reading ---- */

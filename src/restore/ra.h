@@ -87,13 +87,18 @@ uint64_t ra_size(const struct ra *r);
  * buf's content is undefined. */
 int64_t ra_pread(struct ra *r, void *buf, size_t len, uint64_t off, struct sp_err *err);
 
-/* The maximal run of zero pieces, or of data pieces, holding content offset
- * off: 0 with *len (bytes from off to the run's end) and *zero, or -1 when
- * off is at or past the end.  What the index claims: a zero run's bytes are
- * checked when they are read (a read of the range still fails if they are
- * not the zero encoding), so a caller may skip a zero extent only as far as
- * it trusts the index; a data run may hold zeros too. */
-int ra_extent(const struct ra *r, uint64_t off, uint64_t *len, bool *zero);
+/* The run of zero pieces, or of data pieces, holding content offset off:
+ * 0 with *len (bytes from off to the run's end) and *zero, or -1 when off
+ * is at or past the end.  A zero run is reported only as far as its pieces
+ * passed their check (each against the canonical encoding of its length,
+ * once, as a read checks it; at most RA_EXTENT_CHECK pieces a call, the
+ * run then reported shorter and the next call going on): a caller may
+ * skip a zero extent without reading it (a hole, SEEK_HOLE) and still
+ * never take a wrong byte.  A zero piece that fails the check (or cannot
+ * be read) is reported as a one-piece data run, whose read fails.  A data
+ * run may hold zeros too. */
+#define RA_EXTENT_CHECK 4096
+int ra_extent(struct ra *r, uint64_t off, uint64_t *len, bool *zero);
 
 /* Free everything (r may be NULL).  The caller closes fd. */
 void ra_close(struct ra *r);

@@ -85,7 +85,7 @@ int64_t vol_pread(struct vol *v, void *buf, size_t len, uint64_t off, struct sp_
     return v->ra ? ra_pread(v->ra, buf, len, off, err) : gzx_pread(v->gzx, buf, len, off, err);
 }
 
-int vol_extent(const struct vol *v, uint64_t off, uint64_t *len, bool *zero)
+int vol_extent(struct vol *v, uint64_t off, uint64_t *len, bool *zero)
 {
     return v->ra ? ra_extent(v->ra, off, len, zero) : gzx_extent(v->gzx, off, len, zero);
 }

@@ -59,10 +59,11 @@ uint64_t vol_size(const struct vol *v);
 int64_t vol_pread(struct vol *v, void *buf, size_t len, uint64_t off, struct sp_err *err);
 
 /* The run holding off: 0 with *len (bytes from off to the run's end) and
- * *zero (true: the run reads as zeros and may be reported as a hole), or -1
- * at or past the end.  A backend that knows nothing of zeros reports one
- * data run to the end. */
-int vol_extent(const struct vol *v, uint64_t off, uint64_t *len, bool *zero);
+ * *zero (true: the run reads as zeros and may be reported as a hole: its
+ * zeros are checked, ra_extent and gzx_extent say how), or -1 at or past
+ * the end.  A backend that knows nothing of zeros reports one data run to
+ * the end. */
+int vol_extent(struct vol *v, uint64_t off, uint64_t *len, bool *zero);
 
 /* Which backend serves the volume: "spigz index" or "gzip index". */
 const char *vol_kind(const struct vol *v);
