@@ -66,6 +66,7 @@ ck "spigz -l gives the exact size" sh -c '/usr/bin/spigz -c "$1" > "$1.gz" && /u
 ck "the manual pages are installed" sh -c 'for m in spigz unspigz spigzcat; do [ -e /usr/share/man/man1/$m.1.gz ] || exit 1; done'
 ck "bash completion is installed for the three names" sh -c 'd=/usr/share/bash-completion/completions; [ -f $d/spigz ] && [ -e $d/unspigz ] && [ -e $d/spigzcat ]'
 ck "the binaries are in /usr/bin" sh -c '[ -x /usr/bin/spigz ] && [ -x /usr/bin/unspigz ] && [ -x /usr/bin/spigzcat ]'
+ck "the installed spigz mounts (-V: --mount with libfuse3)" sh -c '/usr/bin/spigz -V | grep -q "^--mount: libfuse3"'
 # The nbdkit plugin: where nbdkit looks for plugins (`nbdkit spigz` finds it
 # by name), and served once by the installed nbdkit when it is here.
 plugindir=$(pkg-config --variable=plugindir nbdkit 2>/dev/null) || plugindir=
