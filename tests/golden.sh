@@ -13,7 +13,8 @@
 #     nothing warns: an index refused would decode sequentially with a
 #     warning) and with --no-index; --range at a piece boundary, across it,
 #     inside a zero piece and out of it; -l and -l --format=json; the index's
-#     notes and bad ranges (-l --bad-map); both --export-index formats;
+#     notes and bad ranges (-l --bad-map); both --export-index formats (a
+#     file without a spigz index exports its gzip index, not pinned here);
 #   - spigz writes the same bytes from the same content (-0: stored data
 #     pieces, which mkgolden.py writes too), so a change to the zero-piece
 #     encoder, the index writer or the footer fails here; notes come from
@@ -211,7 +212,7 @@ for n in $("$PY3" h.py "$GD" names); do
             [ "$(map_bad map)" = "$BAD" ]
     fi
 
-    # --export-index: the bytes FORMAT.md section 6 gives, or a refusal.
+    # --export-index: the bytes FORMAT.md section 6 gives (a spigz index).
     for fmt in gztool indexed_gzip; do
         eval "want=\$EXP_$fmt"
         "$SPIGZ" --export-index=$fmt -c "$n" > out 2> err
@@ -224,8 +225,13 @@ for n in $("$PY3" h.py "$GD" names); do
                 check "$n: --export-index=$fmt: the bytes" [ "$(sha < out)" = "$want" ]
             fi
         else
-            check "$n: --export-index=$fmt: refused, status 1 ($rc)" [ "$rc" -eq 1 ]
-            check "$n: --export-index=$fmt: nothing written" [ ! -s out ]
+            # no spigz index to export: the file's gzip index goes out
+            # instead (FORMAT.md 6.4, its bytes those of restore/gzx's
+            # points, not pinned here: tests/export_index.sh has gztool and
+            # indexed_gzip read through it)
+            check "$n: --export-index=$fmt, no spigz index: the gzip index, status 0 ($rc: $(head -c 300 err))" \
+                [ "$rc" -eq 0 ]
+            check "$n: --export-index=$fmt, no spigz index: written" [ -s out ]
         fi
     done
 
