@@ -413,6 +413,19 @@ if mount_fg pz.gz m log -v; then
 else
     fail "--mount -f pz.gz (touched): $(cat log)"
 fi
+# As a daemon: the partition table is read before the daemon forks, and
+# read-ahead threads started then would not exist in it (its exit waited
+# for them forever); the daemon reads ahead after the fork and ends at
+# fusermount3 -u.
+"$SPIGZ" --mount pz.gz m || fail "--mount pz.gz (daemon)"
+check "pigz, daemon: disk equals the image" cmp -s m/disk gpt.img
+fusermount3 -u m || fail "fusermount3 -u m (pigz daemon)"
+for i in $(seq 600); do
+    pgrep -f "spigz --mount pz.gz m" > /dev/null || break
+    sleep 0.05
+done
+check "pigz, daemon: it ended after fusermount3 -u" not pgrep -f "spigz --mount pz.gz m"
+pkill -9 -f "spigz --mount pz.gz m"
 mkdir idx
 if mount_fg pz.gz m log -v --index-file=idx/pz.index; then
     umount_fg m

@@ -379,6 +379,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
         cli_error(c, "%s: cannot serve the mount", dir);
     } else {
+        vol_hold_ahead(s->vol, false); /* the process that serves */
         struct fuse_loop_config *lc = fuse_loop_cfg_create();
         int rc = lc ? fuse_loop_mt(f, lc) : -1;
         fuse_loop_cfg_destroy(lc);
@@ -401,7 +402,9 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
 static int cm_open_vol(struct cli *c, struct cm_state *s, int fd)
 {
     struct sp_progress prog = {0};
-    struct vol_opts o = {.cache_bytes = c->cache_bytes, .prog = &prog};
+    /* read-ahead held until the daemon has forked (cm_serve): the
+     * partition table is read before, and threads do not survive a fork */
+    struct vol_opts o = {.cache_bytes = c->cache_bytes, .prog = &prog, .hold_ahead = true};
     struct cli_gzx place;
     if (cli_gzx_place(s->name, c->index_file, &place, &o) != 0) {
         cli_error(c, "%s: %s", c->index_file, strerror(errno));

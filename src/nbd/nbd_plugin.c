@@ -151,7 +151,9 @@ static int spigz_get_ready(void)
         nbdkit_error("%s: not a regular file", file);
         return -1;
     }
-    struct vol_opts o = {.cache_bytes = cache_bytes};
+    /* read-ahead held until .after_fork: nbdkit may fork into the
+     * background after this, and threads do not survive a fork (ra.h) */
+    struct vol_opts o = {.cache_bytes = cache_bytes, .hold_ahead = true};
     char name[4096];
     int dirfd = spigz_index_place(&o, name, sizeof name);
     struct sp_err err = {0};
@@ -166,6 +168,14 @@ static int spigz_get_ready(void)
         nbdkit_debug("%s: gzip index %s", file, vol_note(vol));
     nbdkit_debug("%s: %llu bytes, read through its %s", file,
                  (unsigned long long)vol_size(vol), vol_kind(vol));
+    return 0;
+}
+
+/* nbdkit has forked into the background (or stays): read-ahead threads
+ * may start now, in the process that serves. */
+static int spigz_after_fork(void)
+{
+    vol_hold_ahead(vol, false);
     return 0;
 }
 
@@ -254,6 +264,7 @@ static struct nbdkit_plugin plugin = {
     .config_help = spigz_config_help,
     .magic_config_key = "file",
     .get_ready = spigz_get_ready,
+    .after_fork = spigz_after_fork,
     .open = spigz_open,
     .get_size = spigz_get_size,
     .can_write = spigz_can_write,

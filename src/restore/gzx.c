@@ -468,6 +468,8 @@ int gzx_build(int fd, const struct gzx_opts *o, struct gzx **out, struct sp_err 
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         rc = -1;
     }
+    if (rc == 0)
+        g->ra_held = o != NULL && o->hold_ahead;
 done:
     free(b.rd.buf);
     free(b.out);

@@ -93,6 +93,7 @@ struct gzx_opts {
      * most that).  For tests and the fuzzer: many points on small files. */
     uint64_t span;
     uint32_t points_max;
+    bool hold_ahead; /* no read-ahead until gzx_hold_ahead(g, false) (ra.h says why) */
 };
 
 struct gzx;
@@ -121,6 +122,10 @@ int gzx_load_fd(int fd, const struct gzx_opts *o, int idxfd, struct gzx **out, c
  * file under name).  name is a plain name (no '/').  0, or -1 with *err
  * (SP_ERR_WRITE with errno; the temporary file removed). */
 int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *err);
+
+/* Hold (no read-ahead thread started, nothing queued) or release read-ahead
+ * (ra.h: ra_hold_ahead, for a caller that forks after reading).  Any thread. */
+void gzx_hold_ahead(struct gzx *g, bool hold);
 
 /* The same, written to idxfd from offset 0 (the caller truncates). */
 int gzx_save_fd(const struct gzx *g, int idxfd, struct sp_err *err);

@@ -361,6 +361,8 @@ int gzx_load_fd(int fd, const struct gzx_opts *o, int idxfd, struct gzx **out, c
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
         rc = -1;
     }
+    if (rc == 1)
+        g->ra_held = o != NULL && o->hold_ahead;
 done:
     free(b);
     if (rc != 1) {

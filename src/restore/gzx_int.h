@@ -78,6 +78,7 @@ struct gzx {
     uint64_t ra_last; /* the chunk the last read began in */
     unsigned ra_nreq, ra_nthr;
     bool ra_stop;
+    bool ra_held; /* gzx_hold_ahead */
     pthread_cond_t ra_cv;
     pthread_t ra_thr[GZX_RA_THREADS];
 };

@@ -497,7 +497,7 @@ static void gzx_ahead(struct gzx *g, uint64_t c)
     pthread_mutex_lock(&g->mu);
     bool in_order = c == g->ra_last || c == g->ra_last + 1;
     g->ra_last = c;
-    for (int i = 0; i < 2 && in_order && !g->ra_stop; i++) {
+    for (int i = 0; i < 2 && in_order && !g->ra_stop && !g->ra_held; i++) {
         uint64_t n = want[i], len;
         bool zero;
         if (n < g->nchunks && gzx_extent(g, n * GZX_CHUNK, &len, &zero) == 0 && zero)
@@ -567,6 +567,15 @@ int gzx_cache_init(struct gzx *g, uint64_t cache_bytes)
     pthread_cond_init(&g->ra_cv, NULL);
     g->sync = true;
     return 0;
+}
+
+void gzx_hold_ahead(struct gzx *g, bool hold)
+{
+    if (!g->sync)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->ra_held = hold;
+    pthread_mutex_unlock(&g->mu);
 }
 
 void gzx_cache_free(struct gzx *g)

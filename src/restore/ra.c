@@ -65,6 +65,7 @@ struct ra {
     struct ra_slot *slots;  /* free list */
     /* read-ahead, under mu */
     unsigned nahead;        /* threads wanted (0: none) */
+    bool held;              /* ra_hold_ahead: nothing started or queued */
     pthread_t th[RA_AHEAD_MAX];
     unsigned nth;           /* started */
     pthread_cond_t work;    /* the ring has a piece, or stop */
@@ -150,6 +151,7 @@ int ra_open(int fd, const struct ra_opts *o, struct ra **out, char *why, size_t 
         r->nahead = 0;
     if (r->nahead > RA_AHEAD_MAX)
         r->nahead = RA_AHEAD_MAX;
+    r->held = o != NULL && o->hold_ahead;
     if (ra_tables(r, cache) != 0) {
         ra_close(r);
         sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory");
@@ -479,6 +481,10 @@ static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
     if (r->nahead == 0)
         return;
     pthread_mutex_lock(&r->mu);
+    if (r->held) {
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
     bool seq = r->next_k != 0 && (k0 + 1 == r->next_k || k0 == r->next_k);
     r->next_k = k1 + 2;
     uint64_t to = k1 + 1;
@@ -489,6 +495,13 @@ static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
     }
     if (k1 > k0 || to > k1 + 1)
         ra_ahead_queue(r, k0 + 1, to);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void ra_hold_ahead(struct ra *r, bool hold)
+{
+    pthread_mutex_lock(&r->mu);
+    r->held = hold;
     pthread_mutex_unlock(&r->mu);
 }
 

@@ -24,8 +24,11 @@
  * way); a read that continues the previous one (starting in that one's last
  * piece or the next) also queues the data pieces after it, two per thread,
  * within half the cache.  The threads start at the first such need, never
- * in ra_open() (a caller may fork after opening: the mount's daemon), and
- * end in ra_close().  They only fill the cache: a piece that fails there is
+ * in ra_open(), and end in ra_close().  A caller that forks after reading
+ * (the mount reads the partition table, then its daemon forks) opens with
+ * hold_ahead and releases it in the process that serves: threads started
+ * before a fork would not exist in the child, and a piece they had taken
+ * would be waited for forever.  They only fill the cache: a piece that fails there is
  * decoded again by the reader that needs it, which reports the failure.
  *
  * The file changed: every piece that is not already checked and held (a
@@ -65,6 +68,7 @@ struct ra_opts {
     uint64_t cache_bytes;   /* decoded pieces kept; 0: RA_CACHE_DEFAULT */
     unsigned ahead_threads; /* read-ahead threads; 0: one per CPU (at most 8) */
     bool no_ahead;          /* no read-ahead threads at all */
+    bool hold_ahead;        /* none until ra_hold_ahead(r, false) */
 };
 
 struct ra;
@@ -99,6 +103,10 @@ int64_t ra_pread(struct ra *r, void *buf, size_t len, uint64_t off, struct sp_er
  * run may hold zeros too. */
 #define RA_EXTENT_CHECK 4096
 int ra_extent(struct ra *r, uint64_t off, uint64_t *len, bool *zero);
+
+/* Hold (no read-ahead thread is started and nothing is queued) or release
+ * read-ahead.  Any thread. */
+void ra_hold_ahead(struct ra *r, bool hold);
 
 /* Free everything (r may be NULL).  The caller closes fd. */
 void ra_close(struct ra *r);

@@ -18,7 +18,8 @@ struct vol {
 /* The gzip index for fd: loaded, else built (and saved).  0, or -1. */
 static int vol_gzx(struct vol *v, int fd, const struct vol_opts *o, struct sp_err *err)
 {
-    struct gzx_opts go = {.cache_bytes = o ? o->cache_bytes : 0, .prog = o ? o->prog : NULL};
+    struct gzx_opts go = {.cache_bytes = o ? o->cache_bytes : 0, .prog = o ? o->prog : NULL,
+                          .hold_ahead = o && o->hold_ahead};
     char why[200] = "";
     bool named = o != NULL && o->idx_name != NULL;
     if (named) {
@@ -56,7 +57,7 @@ static bool vol_is_gzip(int fd)
 
 int vol_open(int fd, const struct vol_opts *o, struct vol **out, struct sp_err *err)
 {
-    struct ra_opts ro = {.cache_bytes = o ? o->cache_bytes : 0};
+    struct ra_opts ro = {.cache_bytes = o ? o->cache_bytes : 0, .hold_ahead = o && o->hold_ahead};
     char why[200];
     struct vol *v = calloc(1, sizeof *v);
     if (v == NULL) {
@@ -98,6 +99,14 @@ const char *vol_kind(const struct vol *v)
 const char *vol_note(const struct vol *v)
 {
     return v->note;
+}
+
+void vol_hold_ahead(struct vol *v, bool hold)
+{
+    if (v->ra)
+        ra_hold_ahead(v->ra, hold);
+    else
+        gzx_hold_ahead(v->gzx, hold);
 }
 
 void vol_close(struct vol *v)

@@ -41,6 +41,10 @@ struct vol_opts {
     int idx_dirfd;
     const char *idx_name;
     bool idx_save;             /* save a built index there */
+    /* No read-ahead thread until vol_hold_ahead(v, false): for a caller
+     * that reads and then forks (the mount's daemon, nbdkit), whose
+     * threads would not survive the fork (ra.h). */
+    bool hold_ahead;
 };
 
 struct vol;
@@ -74,6 +78,9 @@ const char *vol_kind(const struct vol *v);
  * with idx_save by "; saved as NAME" or "; not saved: REASON".  "" for a
  * spigz index. */
 const char *vol_note(const struct vol *v);
+
+/* Hold or release read-ahead (vol_opts.hold_ahead).  Any thread. */
+void vol_hold_ahead(struct vol *v, bool hold);
 
 void vol_close(struct vol *v);
 
