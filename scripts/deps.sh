@@ -12,7 +12,7 @@ build="build-essential autoconf automake pkg-config zlib1g-dev libdeflate-dev li
 test="$build gzip pigz busybox 7zip libarchive-tools python3 isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync fdisk mount dosfstools mtools exfatprogs exfat-fuse ntfs-3g gddrescue bash-completion gztool python3-indexed-gzip shellcheck fuse3 fuse2fs nbdkit libnbd-bin qemu-utils"
 demo="$build gzip pigz e2fsprogs"
 deb="$build debhelper dpkg-dev fakeroot lintian gzip man-db nbdkit libnbd-bin"
-bench="$test time zerofree partclone bc gnuplot-nox"
+bench="$test time zerofree partclone bc gnuplot-nox python3-libnbd"
 case $what in
     build) pkgs=$build ;;
     demo) pkgs=$demo ;;
