@@ -22,8 +22,8 @@
 #       and p2 (NTFS, ntfs-3g on DIR/p2), mount included, against spigz -d
 #       then the same mount and copy; ls -R of each;
 #   sequential: cat DIR/disk, nbdcopy from the plugin, spigz -dc;
-#   random 4 KiB reads in p1, N of them (default 2000; indexed_gzip a tenth
-#       as many, each costing it up to 4 MiB of inflate), uncached (a fresh
+#   random 4 KiB reads in p1, N of them (default 2000; indexed_gzip a
+#       fortieth as many, each costing it up to 4 MiB of inflate), uncached (a fresh
 #       mount) and again (cached): IOPS, p50 and p99 latency;
 #   memory: the mount's peak RSS with the default cache.
 # Needs root (loop devices, mounts), pigz, python3's indexed_gzip and nbd
@@ -203,8 +203,9 @@ if [ -n "$plugin" ]; then
     nbdkit -U - "$plugin" "$ours" --run "CHECK=$img '$PY' '$here/access_reader.py' nbd \"\$uri\" $P1 $P1LEN $reads 7" |
         while read -r line; do report "nbdkit spigz: ${line%% *}" "${line#* }"; done
 fi
-# indexed_gzip decodes up to a point's 4 MiB a read: a tenth as many reads
-ig=$((reads / 10 > 20 ? reads / 10 : 20))
+# indexed_gzip decodes up to a point's 4 MiB a read (about 3 a second here):
+# a fortieth as many reads
+ig=$((reads / 40 > 20 ? reads / 40 : 20))
 CHECK=$img rr "indexed_gzip (spigz backup), $ig reads" igzip "$ours" "$ig"
 sock=$work/qemu.sock
 qemu-nbd -r -f qcow2 -k "$sock" --persistent "$qcow" & qpid=$!
