@@ -433,6 +433,23 @@ if mount_fg pz.gz m log -v --index-file=idx/pz.index; then
 else
     fail "--mount -f --index-file: $(cat log)"
 fi
+# --index-file naming the backup itself, or a link to it: the index is not
+# saved over it (it replaced the backup before), the mount still reads
+cp -p pz.gz self.gz
+ln self.gz self-link.gz
+cp self.gz self.orig
+for ix in self.gz self-link.gz; do
+    if mount_fg self.gz m log -v --index-file="$ix"; then
+        check "--index-file=$ix (the backup): reads" cmp -s m/disk gpt.img
+        umount_fg m
+        check "--index-file=$ix (the backup): not saved, said ($(head -c 300 log))" \
+            grep -q "not saved: $ix is the gzip file itself" log
+    else
+        fail "--mount -f --index-file=$ix: $(cat log)"
+    fi
+    check "--index-file=$ix (the backup): the backup intact" cmp -s self.gz self.orig
+done
+rm -f self.gz self-link.gz self.orig
 # damaged after the index was built, its time kept: EIO, never other bytes
 cp -p pz.gz pzd.gz
 cp -p pz.gz.gzx pzd.gz.gzx

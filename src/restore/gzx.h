@@ -119,7 +119,8 @@ int gzx_load_fd(int fd, const struct gzx_opts *o, int idxfd, struct gzx **out, c
 /* Save the index as name in dirfd: written to a new temporary name there
  * (".gzx-PID-N.tmp"), with the gzip file's permission bits (its windows are
  * pieces of the content), fsync'd, then renamed over name (never a partial
- * file under name).  name is a plain name (no '/').  0, or -1 with *err
+ * file under name); refused when name is the gzip file itself (the same
+ * inode: the index would replace the file it indexes).  name is a plain name (no '/').  0, or -1 with *err
  * (SP_ERR_WRITE with errno; the temporary file removed). */
 int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *err);
 

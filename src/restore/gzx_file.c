@@ -155,6 +155,14 @@ int gzx_save(const struct gzx *g, int dirfd, const char *name, struct sp_err *er
         sp_err_set(err, SP_ERR_WRITE, errno, "cannot write the index");
         rc = -1;
     }
+    /* Never over the gzip file itself (--index-file naming it, or a link
+     * to it): the index would replace the file it indexes. */
+    struct stat nt;
+    if (rc == 0 && fstatat(dirfd, name, &nt, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (uint64_t)nt.st_ino == g->ino && (uint64_t)nt.st_dev == g->dev) {
+        sp_err_set(err, SP_ERR_WRITE, EEXIST, "%s is the gzip file itself", name);
+        rc = -1;
+    }
     if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0) {
         sp_err_set(err, SP_ERR_WRITE, errno, "cannot rename the index to %s", name);
         rc = -1;
