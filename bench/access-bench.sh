@@ -11,8 +11,9 @@
 # about 5 minutes and 9 GB): access-disk.img, 16 GiB, GPT: p1 a 4 GiB ext4
 # (mkimages.sh's ext4-usr.img: 600 MB of /usr, plus big.bin, 100 MB of
 # data.img), p2 a 2 GiB NTFS (big.bin and /usr/share/doc's files), the
-# rest zeros.  Backed up by spigz -6 (access-disk.spigz.gz) and pigz -6
-# (access-disk.pigz.gz), and converted by qemu-img to a compressed qcow2.
+# rest zeros.  Backed up by spigz -6 (access-disk.spigz.gz), spigz -6 -b 128
+# (access-disk.b128.spigz.gz: 128 KiB pieces, for the random reads) and
+# pigz -6 (access-disk.pigz.gz), and converted by qemu-img to a compressed qcow2.
 # Every backup is in the page cache before each row, as in bench.sh.
 #
 # Rows (wall time of one run each unless said; the content checked):
@@ -24,7 +25,8 @@
 #   sequential: cat DIR/disk, nbdcopy from the plugin, spigz -dc;
 #   random 4 KiB reads in p1, N of them (default 2000; indexed_gzip a
 #       fortieth as many, each costing it up to 4 MiB of inflate), uncached (a fresh
-#       mount) and again (cached): IOPS, p50 and p99 latency;
+#       mount) and again (cached): IOPS, p50 and p99 latency; the mount
+#       also on the -b 128 backup;
 #   memory: the mount's peak RSS with the default cache.
 # Needs root (loop devices, mounts), pigz, python3's indexed_gzip and nbd
 # modules, gztool, nbdkit, qemu-img, qemu-io, qemu-nbd, ntfs-3g, mkntfs.
@@ -61,6 +63,7 @@ G=$((1 << 30)) M=$((1 << 20))
 P1=$M P1LEN=$((4 * G)) P2=$((M + 4 * G)) P2LEN=$((2 * G))
 img=$dir/access-disk.img ours=$dir/access-disk.spigz.gz theirs=$dir/access-disk.pigz.gz
 qcow=$dir/access-disk.qcow2
+small=$dir/access-disk.b128.spigz.gz # -b 128: pieces of 128 KiB, for random reads
 work=$(mktemp -d "${TMPDIR:-/tmp}/spigz-access.XXXXXX")
 mnt=$work/m
 mkdir -p "$mnt" "$work/a" "$work/b"
@@ -95,6 +98,7 @@ if [ ! -f "$img" ] || [ ! -f "$dir/.access-disk.stamp" ]; then
         > "$dir/.access-disk.stamp"
 fi
 [ -f "$ours" ] || "$spigz" -6 -c "$img" > "$ours"
+[ -f "$small" ] || "$spigz" -6 -b 128 -c "$img" > "$small"
 [ -f "$theirs" ] || pigz -6 -c "$img" > "$theirs"
 [ -f "$qcow" ] || qemu-img convert -c -f raw -O qcow2 "$img" "$qcow"
 [ -f "$work/big.bin" ] || head -c $((100 * M)) "$dir/data.img" > "$work/big.bin"
@@ -112,7 +116,7 @@ unmount_ours() {
 }
 [ -n "$out" ] && : > "$out"
 echo "access-bench: $(nproc) CPUs, $(date -u +%F), $(stat -c %s "$ours") B ours," \
-    "$(stat -c %s "$theirs") B pigz, $(stat -c %s "$qcow") B qcow2" | tee -a "${out:-/dev/null}"
+    "$(stat -c %s "$small") B ours at -b 128, $(stat -c %s "$theirs") B pigz, $(stat -c %s "$qcow") B qcow2" | tee -a "${out:-/dev/null}"
 
 # ---- first byte of p2 ----
 echo "== first 4 KiB of p2 (at $P2), from the command" | tee -a "${out:-/dev/null}"
@@ -199,6 +203,10 @@ rr() { # NAME KIND TARGET [N]
     done
 }
 mount_ours "$ours"; CHECK=$img rr "spigz --mount, O_DIRECT" file "$mnt/disk"; unmount_ours "$ours"
+# a read decodes the whole piece it touches (its CRC checked before a byte
+# is returned): 1 MiB by default, 128 KiB in a backup made with -b 128
+mount_ours "$small"; CHECK=$img rr "spigz --mount, -b 128 backup, O_DIRECT" file "$mnt/disk"
+unmount_ours "$small"
 if [ -n "$plugin" ]; then
     nbdkit -U - "$plugin" "$ours" --run "CHECK=$img '$PY' '$here/access_reader.py' nbd \"\$uri\" $P1 $P1LEN $reads 7" |
         while read -r line; do report "nbdkit spigz: ${line%% *}" "${line#* }"; done

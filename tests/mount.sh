@@ -297,6 +297,45 @@ else
     fail "--mount -f dmg.gz: $(cat log)"
 fi
 
+section "a damaged zero piece: EIO on its range, never zeros"
+# Zero runs are answered without inflating (spliced from a hole), only
+# after their pieces passed the check.  The longest zero piece, its
+# encoding's middle changed.
+read -r Z_UOFF Z_ULEN Z_FOFF Z_CLEN < <("$PY3" - pieces <<'EOF'
+rows = [dict(x.split("=") for x in l.split()[3:]) | {"kind": l.split()[2]}
+        for l in open("pieces") if l.startswith("piece")]
+z = max((p for p in rows[1:-1] if p["kind"] == "zero"), key=lambda p: int(p["ulen"]))
+print(z["uoff"], z["ulen"], z["foff"], z["clen"])
+EOF
+)
+cp gpt.img.gz zdmg.gz
+printf '\x55' | dd of=zdmg.gz bs=1 seek=$((Z_FOFF + Z_CLEN / 2)) conv=notrunc status=none
+if mount_fg zdmg.gz m log; then
+    dread m/disk "$Z_UOFF" 4096; s=$?
+    check "the damaged zero piece's first 4 KiB: EIO (status $s)" [ "$s" -eq 1 ]
+    dread m/disk $((Z_UOFF + Z_ULEN / 2 / 4096 * 4096)) 1032192; s=$?
+    check "a long read in the damaged zero piece: EIO (status $s)" [ "$s" -eq 1 ]
+    dread m/disk $((Z_UOFF + Z_ULEN)) 4096; s=$?
+    check "the 4 KiB after the damaged zero piece read (status $s)" [ "$s" -eq 0 ]
+    # a reader without O_DIRECT, and a private mapping, get the same answers
+    if dd if=m/disk bs=1M skip=$((Z_UOFF / 1048576 + 1)) count=1 status=none > /dev/null 2>&1; then
+        fail "dd of the damaged zero piece read"
+    else pass; fi
+    "$PY3" - m/disk gpt.img $((Z_UOFF + Z_ULEN)) <<'EOF'; s=$?
+import mmap, sys
+off = int(sys.argv[3]) // 4096 * 4096
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "rb") as g:
+    m = mmap.mmap(f.fileno(), 65536, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ, offset=off)
+    g.seek(off)
+    sys.exit(0 if m[:] == g.read(65536) else 2)
+EOF
+    check "a private mapping past it reads the image's bytes (status $s)" [ "$s" -eq 0 ]
+    umount_fg m
+    check "-f after failed zero reads: status $FG_RC, expected 1" [ "$FG_RC" -eq 1 ]
+else
+    fail "--mount -f zdmg.gz: $(cat log)"
+fi
+
 section "a damaged partition table: disk only, a warning"
 P0_FOFF=$(awk '$1 == "piece" && $2 == 0 { for (i = 3; i <= NF; i++) if ($i ~ /^foff=/) print substr($i, 6) }' pieces)
 cp gpt.img.gz dmg0.gz
