@@ -367,6 +367,38 @@ START_TEST(sequential_read_ahead)
 }
 END_TEST
 
+/* A sequential reader whose reads arrive out of order, as a 4 MiB direct
+ * read through FUSE does (several requests at once, on several threads):
+ * each read near the previous one's end is taken as sequential.  One read
+ * a piece, in the order 1 0 2 3 5 4 7 6 8...; then a read far away is not. */
+START_TEST(sequential_out_of_order)
+{
+    struct sample s;
+    sample_new(&s, 4u << 20);
+    ck_assert(s.x.n > 12);
+    struct ra *r = NULL;
+    char why[160];
+    struct sp_err err = {0};
+    struct ra_opts o = {.ahead_threads = 1};
+    ck_assert_int_eq(ra_open(s.fd, &o, &r, why, sizeof why, &err), 1);
+    static const uint64_t order[] = {1, 0, 2, 3, 5, 4, 7, 6, 8, 9};
+    uint8_t buf[64];
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        uint64_t k = order[i], at = s.x.p[k].uoff;
+        struct sp_err e = {0};
+        ck_assert_int_eq(ra_pread(r, buf, 1, at, &e), 1);
+        EXPECT(buf[0] == s.c[at]);
+    }
+    ck_assert_uint_eq(ra_seq_reads(r), sizeof order / sizeof *order - 1);
+    struct sp_err e = {0};
+    uint64_t far = s.x.p[s.x.n - 1].uoff;
+    ck_assert_int_eq(ra_pread(r, buf, 1, far, &e), 1);
+    ck_assert_uint_eq(ra_seq_reads(r), sizeof order / sizeof *order - 1);
+    ra_close(r);
+    sample_free(&s);
+}
+END_TEST
+
 START_TEST(truncated_after_open)
 {
     struct sample s;
@@ -488,6 +520,7 @@ static Suite *ra_suite(void)
     tcase_add_test(tc, plain_gzip_has_no_index);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, sequential_read_ahead);
+    tcase_add_test(tc, sequential_out_of_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,6 +25,16 @@
 #define RA_RING 64
 #define RA_AHEAD_MAX 8
 
+/* A read is taken as sequential when its first piece lies within this
+ * many pieces of the previous read's end, before or after: a reader's
+ * requests arrive out of order (the kernel sends a 4 MiB direct read as
+ * four or five FUSE reads at once, served by as many threads), so "the
+ * next piece exactly" missed most of them.  `cat DIR/disk`'s 4 GiB ext4
+ * partition: 2.6 s with the exact rule, 1.5-1.7 s with a window of 8 (4 and
+ * 16 the same).  A random read that lands this near costs a few pieces
+ * decoded ahead, at worst. */
+#define RA_SEQ_WINDOW 8
+
 /* A decoded data piece.  In the table (`listed`) while it is being decoded
  * (`ready` false) and then in the LRU list; a reader holding a reference
  * may keep it after it left the table.  Freed at the last reference once
@@ -73,6 +83,7 @@ struct ra {
     unsigned rhead, rlen;
     bool stop;
     uint64_t next_k;        /* the piece after the last read's last, +1 (0: none) */
+    uint64_t nseq;          /* reads taken as sequential (ra_seq_reads) */
 };
 
 /* ---- opening ---- */
@@ -473,8 +484,8 @@ static void ra_ahead_queue(struct ra *r, uint64_t from, uint64_t to)
 
 /* Before a read of pieces [k0, k1]: the pieces after the first go to the
  * read-ahead threads, decoded in parallel with it; and when the read
- * continues the previous one (its first piece is that one's last or the
- * next), the pieces after it too, as many as the threads, within half
+ * continues the previous one (its first piece within RA_SEQ_WINDOW of
+ * that one's last), the pieces after it too, as many as the threads, within half
  * the cache (so that read-ahead never evicts what it read ahead). */
 static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
 {
@@ -485,8 +496,10 @@ static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
         pthread_mutex_unlock(&r->mu);
         return;
     }
-    bool seq = r->next_k != 0 && (k0 + 1 == r->next_k || k0 == r->next_k);
+    bool seq = r->next_k != 0 && k0 + 1 + RA_SEQ_WINDOW >= r->next_k &&
+               k0 <= r->next_k + RA_SEQ_WINDOW;
     r->next_k = k1 + 2;
+    r->nseq += seq;
     uint64_t to = k1 + 1;
     if (seq) {
         uint64_t bytes = 0, want = 2 * (uint64_t)r->nahead;
@@ -496,6 +509,14 @@ static void ra_ahead(struct ra *r, uint64_t k0, uint64_t k1)
     if (k1 > k0 || to > k1 + 1)
         ra_ahead_queue(r, k0 + 1, to);
     pthread_mutex_unlock(&r->mu);
+}
+
+uint64_t ra_seq_reads(struct ra *r)
+{
+    pthread_mutex_lock(&r->mu);
+    uint64_t n = r->nseq;
+    pthread_mutex_unlock(&r->mu);
+    return n;
 }
 
 void ra_hold_ahead(struct ra *r, bool hold)

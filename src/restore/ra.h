@@ -108,6 +108,12 @@ int ra_extent(struct ra *r, uint64_t off, uint64_t *len, bool *zero);
  * read-ahead.  Any thread. */
 void ra_hold_ahead(struct ra *r, bool hold);
 
+/* How many reads so far were taken as a sequential reader's (their first
+ * piece near the previous read's end), each queueing the pieces after it
+ * for read-ahead.  Counted only while read-ahead runs (threads wanted, not
+ * held).  Any thread. */
+uint64_t ra_seq_reads(struct ra *r);
+
 /* Free everything (r may be NULL).  The caller closes fd. */
 void ra_close(struct ra *r);
 
