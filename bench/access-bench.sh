@@ -202,9 +202,11 @@ rr() { # NAME KIND TARGET [N]
         report "$1: ${line%% *}" "${line#* }"
     done
 }
+warm "$ours"
 mount_ours "$ours"; CHECK=$img rr "spigz --mount, O_DIRECT" file "$mnt/disk"; unmount_ours "$ours"
 # a read decodes the whole piece it touches (its CRC checked before a byte
 # is returned): 1 MiB by default, 128 KiB in a backup made with -b 128
+warm "$small"
 mount_ours "$small"; CHECK=$img rr "spigz --mount, -b 128 backup, O_DIRECT" file "$mnt/disk"
 unmount_ours "$small"
 if [ -n "$plugin" ]; then
@@ -215,6 +217,7 @@ fi
 # a fortieth as many reads
 ig=$((reads / 40 > 20 ? reads / 40 : 20))
 CHECK=$img rr "indexed_gzip (spigz backup), $ig reads" igzip "$ours" "$ig"
+warm "$qcow"
 sock=$work/qemu.sock
 qemu-nbd -r -f qcow2 -k "$sock" --persistent "$qcow" & qpid=$!
 while [ ! -S "$sock" ]; do sleep 0.05; done
