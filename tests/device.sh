@@ -6,8 +6,9 @@
 # holding old data ends up holding the image byte for byte, whether the
 # kernel zeroes or (fault shim: FAULT_NO_ZEROOUT) spigz writes the zeros.
 # Refused before any write: a mounted device (read-write or read-only, by
-# -o or on stdout), a device smaller than the image (with an index); without
-# an index, a clear error at the device's end.  A signal says how much was
+# -o or on stdout), a device smaller than the image (with an index) or
+# than --range's bytes (a number, or "end" with an index); without an
+# index, a clear error at the device's end.  A signal says how much was
 # written.  Reading a device drops its pages from the page cache.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/lib.sh
@@ -15,7 +16,7 @@
 # shellcheck source=tests/fslib.sh
 . "${srcdir:-$(dirname "$0")/..}/tests/fslib.sh"
 
-need python3 cmp losetup mount umount mkfs.ext4 timeout fincore strace
+need python3 cmp losetup mount umount mkfs.ext4 timeout fincore strace sfdisk
 : "${FAULT_SO:?FAULT_SO must point at the fault injection shim (tests/fault.so)}"
 [ -f "$FAULT_SO" ] || fail "fault shim $FAULT_SO is missing (make tests/fault.so)"
 
@@ -116,6 +117,28 @@ check "... and the device is said to hold a partial image ($(tail -c 300 "$T/err
 "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
 check "refused before writing: no partial image claimed" sh -c "! grep -q 'partial image' '$T/err'"
 
+section "--range onto a device too small: refused before a byte is written"
+# Its length is known before a byte is written (a number; or "end" through
+# the index): it must fit.  Before, what fitted was written, then the
+# restore failed, leaving a cut filesystem that blkid still recognises.
+fill "$SM" $((32 * M))
+cp "$T/small" "$T/small.before"
+for gz in img ni; do
+    "$SPIGZ" -d --range=4M:36M -o "$SM" "$T/$gz.gz" 2> "$T/err"
+    check "$gz.gz, --range=4M:36M onto 32 MiB: status 1" test $? -eq 1
+    check "... refused, sizes named ($(head -c 300 "$T/err"))" \
+        grep -q "$SM: the device (33554432 bytes) is smaller than the range (37748736 bytes): not written" "$T/err"
+    check "... not a byte written" cmp -s "$SM" "$T/small.before"
+done
+"$SPIGZ" -d --range=4M:end -o "$SM" "$T/img.gz" 2> "$T/err"
+check "--range=4M:end (36 MiB by the index) onto 32 MiB: status 1" test $? -eq 1
+check "... refused, sizes named ($(head -c 300 "$T/err"))" \
+    grep -q "$SM: the device (33554432 bytes) is smaller than the range (37748736 bytes): not written" "$T/err"
+check "... not a byte written" cmp -s "$SM" "$T/small.before"
+"$SPIGZ" -d --range=8M:end -o "$SM" "$T/img.gz" 2> "$T/err"
+check "--range=8M:end (32 MiB) onto 32 MiB: status 0 ($(head -c 300 "$T/err"))" test $? -eq 0
+check "... the range written" cmp -s -n $((32 * M)) "$SM" <(tail -c +$((8 * M + 1)) "$IMG")
+
 section "a failed restore says the device holds a partial image"
 for how in cut damaged; do
     fill "$BIG" $((64 * M))
@@ -141,10 +164,12 @@ for how in rw ro; do
     if mount -o "$how" "$SM" "$T/mnt"; then
         "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
         check "mounted $how, -o: status 1" test $? -eq 1
-        check "mounted $how, -o: says it is in use" grep -Eq "$SM: (in use by the system|mounted)" "$T/err"
+        check "mounted $how, -o: names what is mounted where ($(head -c 300 "$T/err"))" \
+            grep -q "$SM: $SM is mounted on $T/mnt: not written" "$T/err"
         "$SPIGZ" -dc "$T/img.gz" > "$SM" 2> "$T/err"
         check "mounted $how, stdout: status 1" test $? -eq 1
-        check "mounted $how, stdout: says it is in use" grep -Eq "stdout: the device (is in use|is mounted)" "$T/err"
+        check "mounted $how, stdout: names what is mounted where ($(head -c 300 "$T/err"))" \
+            grep -q "stdout: $SM is mounted on $T/mnt: not written" "$T/err"
         umount "$T/mnt"
         # (mounting writes to the filesystem itself: look for the image)
         check "mounted $how: nothing of the image written" sh -c "! cmp -s -n $((3 * M)) '$SM' '$IMG'"
@@ -153,6 +178,25 @@ for how in rw ro; do
         fail "cannot mount the test filesystem $how"
     fi
 done
+
+section "a disk whose partition is mounted: the refusal names what is mounted where"
+# (this kernel's loop devices may not scan partitions: the partition is a
+# second loop device over its range of the same file, as mounts.sh does)
+truncate -s $((48 * M)) "$T/pdisk"
+printf 'label: dos\nstart=2048, size=40960, type=83\n' | sfdisk -q "$T/pdisk" > /dev/null
+if loop_need PD "$T/pdisk" && loop_need PP -o $((2048 * 512)) --sizelimit $((40960 * 512)) "$T/pdisk" &&
+    mkfs.ext4 -q -F "$PP" && mount "$PP" "$T/mnt"; then
+    cp "$T/pdisk" "$T/pdisk.before"
+    "$SPIGZ" -d -o "$PD" "$T/img.gz" 2> "$T/err"
+    check "partition mounted: status 1" test $? -eq 1
+    check "... names the partition and where ($(head -c 300 "$T/err"))" \
+        grep -q "$PD: $PP is mounted on $T/mnt: not written" "$T/err"
+    umount "$T/mnt"
+    # (mount and umount write into the partition: the first MiB, before it, is the test)
+    check "... not a byte written" cmp -s -n $M "$T/pdisk" "$T/pdisk.before"
+else
+    fail "a loop device over a partition's range, with a mounted ext4"
+fi
 
 section "a signal says how far the device was written"
 SD=$T/stall

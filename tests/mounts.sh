@@ -6,6 +6,8 @@
 # mount namespace (a live one, and one no process shows: the kernel's
 # exclusive-open test), or while a process holds the image open for
 # writing.  A read-only mount is still mapped; --force-mounted maps anyway.
+# A plain backup of a filesystem mounted read-write is made, with a
+# warning naming the mount and status 2; mounted read-only, silently.
 # Every mount, loop device, namespace and process made here is released
 # at the end and checked for.
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +62,16 @@ mount "$P" m && fs_mounted "$T/m" || fail "mount $P"
 refused "the image" d.img "is mounted read-write on $T/m"
 loop_need D d.img
 refused "a second loop device of the whole image" "$D" "is mounted read-write on $T/m"
+# a plain backup (no --free=zero) reads it as asked, and warns: status 2
+for in in d.img "$D"; do
+    "$SPIGZ" -c "$in" > pl.gz 2> e.err; s=$?
+    check "plain backup of $in, mounted read-write: status 2, got $s" [ "$s" -eq 2 ]
+    check "... a warning names the mount ($(head -c 300 e.err))" \
+        grep -q "$in: warning: .* is mounted read-write on $T/m: the backup may be inconsistent" e.err
+    check "... and the backup holds the input" sh -c "gzip -dc pl.gz | cmp -s - '$in'"
+done
+"$SPIGZ" -q -c d.img > pl.gz 2> e.err; s=$?
+check "-q: still status 2, got $s, nothing said" sh -c "[ $s -eq 2 ] && [ ! -s e.err ]"
 "$SPIGZ" --free=zero --force-mounted -c d.img > f.gz 2> e.err; s=$?
 check "--force-mounted maps it anyway, status $s" [ "$s" -ne 1 ]
 check "--force-mounted: says what may change ($(head -c 200 e.err))" \
@@ -77,6 +89,9 @@ refused "mounted on a 2,200-byte path" d.img "is mounted read-write on $T/lp/"
 umount "$LONG"
 mount -o ro "$P" m && fs_mounted "$T/m" || fail "mount -o ro $P"
 mapped "mounted read-only" d.img
+"$SPIGZ" -c d.img > pl.gz 2> e.err; s=$?
+check "plain backup, mounted read-only: status 0, got $s, no warning ($(head -c 300 e.err))" \
+    sh -c "[ $s -eq 0 ] && [ ! -s e.err ]"
 umount m
 
 section "mounted in another mount namespace, held by a live process"

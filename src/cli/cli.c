@@ -226,17 +226,20 @@ void cli_tmp_untrack(int slot)
  * too: a read-only mount caches what we would overwrite), and opened with
  * O_EXCL, which the kernel refuses (EBUSY) while anything holds the device:
  * a mount, swap, device-mapper, md, LVM.  The exclusive open also keeps a
- * mount from starting while the image is written. */
-static bool cli_out_device_free(struct cli *c, const char *path, int fd)
+ * mount from starting while the image is written.  The refusal names what
+ * is mounted where when a mount is the reason (looked up through opath,
+ * the device as checked, when the exclusive open failed). */
+static bool cli_out_device_free(struct cli *c, const char *path, int fd, int opath)
 {
-    if (fd < 0 && errno == EBUSY) {
-        cli_error(c, "%s: in use by the system (mounted, swap, or held by device-mapper, md "
-                     "or LVM): not written", path);
+    char why[4096];
+    bool busy = fd < 0 && errno == EBUSY;
+    if ((busy || fd >= 0) && lay_mounted(fd >= 0 ? fd : opath, false, why, sizeof why)) {
+        cli_error(c, "%s: %s: not written", path, why);
         return false;
     }
-    char where[256];
-    if (fd >= 0 && lay_mounted(fd, false, where, sizeof where)) {
-        cli_error(c, "%s: mounted (on %s): not written", path, where);
+    if (busy) {
+        cli_error(c, "%s: in use by the system (swap, or held by device-mapper, md or LVM; "
+                     "or mounted where no process shows it): not written", path);
         return false;
     }
     return true;
@@ -279,7 +282,7 @@ static int cli_out_special(struct cli *c, const struct cli_job *j, const char *p
         cli_error(c, "%s: replaced while it was being opened: not written", path);
         return -1;
     }
-    if (blk && !cli_out_device_free(c, path, fd)) {
+    if (blk && !cli_out_device_free(c, path, fd, d->opath)) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -300,19 +303,20 @@ bool cli_stdout_device_busy(struct cli *c)
     struct stat st;
     if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISBLK(st.st_mode))
         return false;
-    char where[256];
+    char why[4096];
     int fd = open("/proc/self/fd/1", O_WRONLY | O_EXCL | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0 && errno == EBUSY) {
-        cli_error(c, "stdout: the device is in use by the system (mounted, swap, or held by "
-                     "device-mapper, md or LVM): not written");
-        return true;
-    }
-    bool busy = lay_mounted(STDOUT_FILENO, false, where, sizeof where);
-    if (busy)
-        cli_error(c, "stdout: the device is mounted (on %s): not written", where);
+    bool held = fd < 0 && errno == EBUSY;
     if (fd >= 0)
         close(fd);
-    return busy;
+    if (lay_mounted(STDOUT_FILENO, false, why, sizeof why)) {
+        cli_error(c, "stdout: %s: not written", why);
+        return true;
+    }
+    if (held)
+        cli_error(c, "stdout: the device is in use by the system (swap, or held by "
+                     "device-mapper, md or LVM; or mounted where no process shows it): "
+                     "not written");
+    return held;
 }
 
 /* Forget the output (its directory closed); a temporary file still there

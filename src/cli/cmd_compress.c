@@ -69,6 +69,26 @@ static void cc_bad(struct cli *c, const struct cli_job *j, const struct cmp_stat
     }
 }
 
+/* A plain backup (no --free=zero, which refuses it) of a disk, a partition
+ * or an image file holding a filesystem mounted read-write: the bytes
+ * change while they are read, so the image may not be one the filesystem
+ * was ever in.  partclone refuses, dd says nothing; spigz backs it up, as
+ * asked, and says so: a warning naming the mount, status 2.  Regular files
+ * under 1 MiB hold no filesystem worth a loop mount, and are not looked
+ * at: gzip's use on many small files pays nothing for this. */
+#define CC_IMAGE_MIN ((off_t)1 << 20)
+static void cc_mounted(struct cli *c, const struct cli_job *j)
+{
+    if (c->free_zero ||
+        !(S_ISBLK(j->st.st_mode) || (S_ISREG(j->st.st_mode) && j->st.st_size >= CC_IMAGE_MIN)))
+        return;
+    char why[600];
+    if (lay_mounted_rw(j->in_fd, why, sizeof why))
+        cli_warn(c, "%s: warning: %s: the backup may be inconsistent (the filesystem changes "
+                    "while it is read; unmount it or mount it read-only first)",
+                 j->in_name, why);
+}
+
 /* Run the core on one input; prints its error.  Returns 0 or -1. */
 static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
 {
@@ -87,6 +107,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         o.name = c->store_name && j->in_path != NULL ? cli_base(j->in_path) : NULL;
         o.mtime = c->store_time ? cc_mtime(c, j) : 0;
     }
+    cc_mounted(c, j);
     struct lay_map map;
     struct cli_notes notes = {0};
     if (cli_free_map(c, j, &map, &notes) != 0) {

@@ -135,12 +135,20 @@ int lay_kernel_parts(int (*readfn)(void *ctx, void *buf, size_t n, uint64_t off)
  * device of it, a partition's range on a loop device) counts (lay_mount.c). */
 int lay_mount_check(int fd, char *why, size_t wn);
 
+/* lay_mount_check()'s mount scan alone: 1 when a filesystem on the input
+ * open on fd is mounted read-write anywhere (the same set: the device, a
+ * partition of it, the disk it is part of, a loop device of the file),
+ * with why set to "/dev/loop3p1 is mounted read-write on /mnt/x"; else 0.
+ * A plain backup warns of it: what it reads may change while it reads. */
+int lay_mounted_rw(int fd, char *why, size_t wn);
+
 /* 1 when the input open on fd (a block device, a file behind a loop
- * device), a partition of it or the disk it belongs to is mounted (with
- * rw_only, read-write: its own options or its superblock's), in any mount
- * namespace, with the mount point in where; else 0.  What a restore onto
- * the device must not write under. */
-int lay_mounted(int fd, bool rw_only, char *where, size_t wn);
+ * device; an O_PATH descriptor will do), a partition of it or the disk it
+ * belongs to is mounted (with rw_only, read-write: its own options or its
+ * superblock's), in any mount namespace, with why set to a sentence naming
+ * what is mounted where ("/dev/loop10p2 is mounted on /mnt/r2"); else 0.
+ * What a restore onto the device must not write under. */
+int lay_mounted(int fd, bool rw_only, char *why, size_t wn);
 
 /* Whether the block device b holds a's bytes: a loop device backed by the
  * file or device a (at any offset, through loops of loops), a partition of

@@ -475,6 +475,19 @@ static void lm_scan_exclusive(const struct lm_set *s, struct lm_hit *h)
     }
 }
 
+int lay_mounted_rw(int fd, char *why, size_t wn)
+{
+    struct lm_set s;
+    if (!lm_identify(fd, &s))
+        return 0;
+    struct lm_hit h = {0};
+    lm_scan_mounts(&s, true, &h);
+    if (!h.found || !h.rw)
+        return 0;
+    snprintf(why, wn, "%s is mounted read-write on %s", h.what, h.where);
+    return 1;
+}
+
 int lay_mount_check(int fd, char *why, size_t wn)
 {
     struct lm_set s;
@@ -506,7 +519,7 @@ int lay_mount_check(int fd, char *why, size_t wn)
     return 0;
 }
 
-int lay_mounted(int fd, bool rw_only, char *where, size_t wn)
+int lay_mounted(int fd, bool rw_only, char *why, size_t wn)
 {
     struct lm_set s;
     if (!lm_identify(fd, &s))
@@ -514,6 +527,6 @@ int lay_mounted(int fd, bool rw_only, char *where, size_t wn)
     struct lm_hit h = {0};
     lm_scan_mounts(&s, rw_only, &h);
     if (h.found)
-        snprintf(where, wn, "%s", h.where);
+        snprintf(why, wn, "%s is mounted on %s", h.what, h.where);
     return h.found;
 }

@@ -648,6 +648,44 @@ static int dec_try_index(int fd, struct idx *x, uint64_t *end, char *warn, size_
                                                    warn, wn, err);
 }
 
+/* A device output must hold what will be written, whenever that is known
+ * before a byte is: the image (from the index: x), or --range's bytes (a
+ * number, or with the index "end"; the range checked against the image
+ * first).  Without an index and a range, the length is unknown: the
+ * device's end is met as an error, and the CLI says a partial image was
+ * written.  Refused so, a range restored onto a device too small for it no
+ * longer writes what fits and then fails, leaving a cut filesystem that
+ * blkid still recognises.  0, or -1 with *err set. */
+static int dec_device_fits(const struct dec_opts *o, const struct idx *x,
+                           const struct osink *out, struct sp_err *err)
+{
+    if (x == NULL) {
+        if (!o->range || o->range_len == UINT64_MAX || o->range_len <= out->dev_size)
+            return 0;
+        sp_err_set(err, SP_ERR_WRITE, 0,
+                   "the device (%llu bytes) is smaller than the range (%llu bytes): not written",
+                   (unsigned long long)out->dev_size, (unsigned long long)o->range_len);
+        return -1;
+    }
+    if (!o->range) {
+        if (x->total <= out->dev_size)
+            return 0;
+        sp_err_set(err, SP_ERR_WRITE, 0,
+                   "the device (%llu bytes) is smaller than the image (%llu bytes): not written",
+                   (unsigned long long)out->dev_size, (unsigned long long)x->total);
+        return -1;
+    }
+    if (dec_range_check(o, x->total, err) != 0)
+        return -1;
+    uint64_t need = o->range_len == UINT64_MAX ? x->total - o->range_off : o->range_len;
+    if (need <= out->dev_size)
+        return 0;
+    sp_err_set(err, SP_ERR_WRITE, 0,
+               "the device (%llu bytes) is smaller than the range (%llu bytes): not written",
+               (unsigned long long)out->dev_size, (unsigned long long)need);
+    return -1;
+}
+
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err)
 {
@@ -667,13 +705,10 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
         idx_free(&x);
         r = 0;
     }
-    if (r == 1 && out->device && !o->range && x.total > out->dev_size) {
-        /* refused before a byte is written: the image would not fit */
-        sp_err_set(err, SP_ERR_WRITE, 0,
-                   "the device (%llu bytes) is smaller than the image (%llu bytes): not written",
-                   (unsigned long long)out->dev_size, (unsigned long long)x.total);
-        idx_free(&x);
-        return -1;
+    if (out->device && dec_device_fits(o, r == 1 ? &x : NULL, out, err) != 0) {
+        if (r == 1)
+            idx_free(&x);
+        return -1; /* refused before a byte is written */
     }
     uint64_t skip = 0; /* stream output already written by the indexed path */
     uint64_t emitted = 0, counted = 0; /* by the indexed path */
