@@ -67,6 +67,7 @@ struct cli {
     const char *output;          /* -o */
     enum osink_sparse sparse;
     bool range;                  /* --range */
+    unsigned partition;          /* --partition N (1..256; 0: none), made a range */
     uint64_t range_off, range_len;
     enum cli_progress progress;  /* --progress, --no-progress */
     uint64_t size;               /* --size: the input's total for the display, 0: none */

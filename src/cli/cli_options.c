@@ -46,6 +46,8 @@ static void cli_help(void)
 "      --range OFF:LEN  decompress only LEN bytes from offset OFF (K, M, G, T\n"
 "                       suffixes: powers of 1024; LEN may be 'end'); a range\n"
 "                       past the end of the image is an error\n"
+"      --partition N    decompress only the image's partition N, numbered as\n"
+"                       the kernel numbers them (GPT; MBR, logicals from 5)\n"
 "      --sparse=WHEN    leave holes for zero blocks when decompressing: auto\n"
 "                       (regular files; the default), always, never\n"
 "      --salvage        decompress: restore every intact part of a damaged file,\n"
@@ -320,6 +322,7 @@ struct cli_long {
 #define KEY_MOUNT 26
 #define KEY_CACHE 27
 #define KEY_INDEX_FILE 28
+#define KEY_PARTITION 29
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -334,6 +337,7 @@ static const struct cli_long cli_longs[] = {
     {"uncompress", 'd', OPT_NONE},  {"test", 't', OPT_NONE},
     {"list", 'l', OPT_NONE},        {"no-index", KEY_NO_INDEX, OPT_NONE},
     {"sparse", KEY_SPARSE, OPT_ARG}, {"range", KEY_RANGE, OPT_ARG},
+    {"partition", KEY_PARTITION, OPT_ARG},
     {"estimate", KEY_ESTIMATE, OPT_OPTIONAL}, {"map", KEY_MAP, OPT_NONE},
     {"seed", KEY_SEED, OPT_ARG},    {"format", KEY_FORMAT, OPT_ARG},
     {"progress", KEY_PROGRESS, OPT_NONE}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
@@ -360,7 +364,7 @@ static const struct cli_long cli_longs[] = {
 static bool cli_takes_arg(char key)
 {
     return key == 'o' || key == 'p' || key == 'b' || key == 'S' || key == KEY_ZERO_RUN ||
-           key == KEY_SPARSE || key == KEY_RANGE || key == KEY_SEED || key == KEY_FORMAT ||
+           key == KEY_SPARSE || key == KEY_RANGE || key == KEY_PARTITION || key == KEY_SEED || key == KEY_FORMAT ||
            key == KEY_BAD_MAP || key == KEY_SIZE || key == KEY_EXPORT_INDEX || key == KEY_CACHE ||
            key == KEY_INDEX_FILE;
 }
@@ -421,6 +425,7 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_NO_INDEX: c->index = false; break;
     case KEY_SPARSE: cli_sparse(c, arg); break;
     case KEY_RANGE: cli_range(c, arg); break;
+    case KEY_PARTITION: c->partition = (unsigned)cli_number("--partition", arg, 1, 256); break;
     case KEY_ESTIMATE: cli_estimate(c, arg); break;
     case KEY_MAP: c->est_map = true; c->mode = MODE_ESTIMATE; break;
     case KEY_SEED: c->seed = cli_number("--seed", arg, 0, UINT64_MAX); break;
@@ -642,6 +647,12 @@ static void cli_validate(struct cli *c, int nfiles)
     }
     if (c->mode == MODE_EXPORT && (nfiles > 1 || c->recursive) && (c->output || c->to_stdout))
         cli_usage_error("--export-index with -c or -o takes one input");
+    if (c->partition != 0 && c->range)
+        cli_usage_error("--partition and --range: one or the other");
+    if (c->partition != 0 && (c->mode != MODE_DECOMPRESS || (!c->to_stdout && c->output == NULL)))
+        cli_usage_error("--partition needs -d and -c or -o");
+    if (c->partition != 0 && (nfiles > 1 || c->recursive))
+        cli_usage_error("--partition takes one backup");
     if (c->range && c->mode != MODE_DECOMPRESS)
         cli_usage_error("--range needs -d");
     if (c->range && !c->to_stdout && c->output == NULL)

@@ -7,6 +7,7 @@
 #include "cli_path.h"
 #include "cli_progress.h"
 #include "cli_report.h"
+#include "cli_vol.h"
 #include "cmd_decompress.h"
 #include "dec.h"
 
@@ -180,8 +181,66 @@ static bool cd_inflate_zlib(void)
     return v != NULL && strcmp(v, "zlib") == 0;
 }
 
+/* --partition N: the range of the image that partition N covers, as the
+ * kernel would number it, read from the partition table in the backup
+ * through its volume (cli_vol.h: a spigz index, else a gzip index built in
+ * one pass and kept beside the file).  Then restored as that --range is:
+ * onto a device too small for it, refused before a byte is written.
+ * 0 with *off and *len, or -1 (printed). */
+static int cd_partition(struct cli *c, const struct cli_job *j, uint64_t *off, uint64_t *len)
+{
+    struct stat st;
+    if (fstat(j->in_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error(c, "%s: --partition reads the backup's partition table at random: it must "
+                     "be a file, not a pipe", j->in_name);
+        return -1;
+    }
+    off_t here = lseek(j->in_fd, 0, SEEK_CUR);
+    struct vol *v = NULL;
+    struct sp_err err = {0}, terr;
+    if (cli_vol_open(c, j->in_name, j->in_fd, false, &v, &err) != 0) {
+        cli_error(c, "%s: %s", j->in_name, err.msg);
+        return -1;
+    }
+    struct lay_kpart *p = NULL;
+    size_t n = 0;
+    int rc = cli_vol_parts(v, &p, &n, &terr);
+    vol_close(v);
+    if (here < 0 || lseek(j->in_fd, here, SEEK_SET) != here || rc != 0) {
+        cli_error(c, "%s: %s", j->in_name, rc != 0 ? "out of memory" : strerror(errno));
+        free(p);
+        return -1;
+    }
+    char have[400] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].number == c->partition) {
+            *off = p[i].off;
+            *len = p[i].len;
+            free(p);
+            return 0;
+        }
+        if (at < sizeof have - 16)
+            at += (size_t)snprintf(have + at, sizeof have - at, "%sp%u", i ? ", " : "",
+                                   p[i].number);
+    }
+    free(p);
+    if (terr.kind != SP_OK)
+        cli_error(c, "%s: no partition %u: the partition table could not be read (%s)",
+                  j->in_name, c->partition, terr.msg);
+    else if (n == 0)
+        cli_error(c, "%s: no partition %u: the image holds no partition table the kernel "
+                     "would read (GPT, MBR)", j->in_name, c->partition);
+    else
+        cli_error(c, "%s: no partition %u: the image has %s", j->in_name, c->partition, have);
+    return -1;
+}
+
 int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *st)
 {
+    uint64_t part_off = 0, part_len = 0;
+    if (c->partition != 0 && cd_partition(c, j, &part_off, &part_len) != 0)
+        return -1;
     struct dec_opts d = {
         .threads = c->threads,
         .use_index = c->index,
@@ -190,9 +249,9 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
         .copy_non_gzip = c->force && ((c->to_stdout && c->mode == MODE_DECOMPRESS) ||
                                       c->mode == MODE_TEST),
         .lenient_end = c->force && (c->to_stdout || c->mode == MODE_TEST),
-        .range = c->range,
-        .range_off = c->range_off,
-        .range_len = c->range_len,
+        .range = c->range || c->partition != 0,
+        .range_off = c->partition != 0 ? part_off : c->range_off,
+        .range_len = c->partition != 0 ? part_len : c->range_len,
         .salvage = c->salvage,
         /* -t asks whether every gzip reader takes the file: zlib, which
          * refuses every header gzip refuses (ISA-L builds codes from some
@@ -202,7 +261,7 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
     struct sp_err err = {0};
     /* --range reads an unknown part of the input: no total, no percent. */
     struct sp_progress prog = {.in_total = c->size != 0 ? c->size
-                                         : c->range ? 0 : cli_prog_total(j->in_fd)};
+                                         : d.range ? 0 : cli_prog_total(j->in_fd)};
     double t0 = cli_report_now();
     struct cli_prog *shown =
         cli_prog_start(cli_progress_wanted(c), j->in_name, &prog, CLI_PROG_DECOMPRESS);

@@ -49,8 +49,7 @@
 #include <sys/mman.h>
 #include <syslog.h>
 
-#include "cli_gzx.h"
-#include "cli_progress.h"
+#include "cli_vol.h"
 #include "lay.h"
 #include "vol.h"
 
@@ -311,39 +310,22 @@ static const struct fuse_operations cm_ops = {
     .statfs = cm_statfs,
 };
 
-/* lay_kernel_parts()'s reads: the content through the volume.  The first
- * failure is kept in the sp_err the context carries. */
-struct cm_table_read {
-    struct vol *vol;
-    struct sp_err err;
-};
-
-static int cm_table_read(void *ctx, void *buf, size_t n, uint64_t off)
-{
-    struct cm_table_read *t = ctx;
-    struct sp_err e = {0};
-    int64_t got = vol_pread(t->vol, buf, n, off, &e);
-    if (got < 0 && t->err.kind == SP_OK)
-        t->err = e;
-    return got == (int64_t)n ? 0 : -1;
-}
-
 /* DIR/disk and DIR/pN. */
 static int cm_files(struct cli *c, struct cm_state *s)
 {
     uint64_t size = vol_size(s->vol);
     s->files[0] = (struct cm_file){"disk", 0, size};
     s->nfiles = 1;
-    struct cm_table_read t = {.vol = s->vol};
+    struct sp_err terr;
     struct lay_kpart *p = NULL;
     size_t n = 0;
-    if (lay_kernel_parts(cm_table_read, &t, size, &p, &n) != 0) {
+    if (cli_vol_parts(s->vol, &p, &n, &terr) != 0) {
         cli_error(c, "%s: out of memory", s->name);
         return -1;
     }
-    if (t.err.kind != SP_OK)
+    if (terr.kind != SP_OK)
         cli_warn(c, "%s: its partition table may be unreadable (%s): only `disk` is sure", s->name,
-                 t.err.msg);
+                 terr.msg);
     for (size_t i = 0; i < n && s->nfiles < CM_MAX_FILES; i++) {
         struct cm_file *f = &s->files[s->nfiles++];
         snprintf(f->name, sizeof f->name, "p%u", p[i].number);
@@ -414,33 +396,16 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
                   (unsigned long long)failed);
 }
 
-/* The volume of the backup open on fd: its spigz index, else a gzip
- * index, loaded from where cli_gzx.h keeps it or built in one pass (with a
- * progress line) and saved there.  0, or -1 (printed). */
+/* The volume of the backup open on fd (cli_vol.h); read-ahead held until
+ * the daemon has forked (cm_serve): the partition table is read before,
+ * and threads do not survive a fork.  0, or -1 (printed). */
 static int cm_open_vol(struct cli *c, struct cm_state *s, int fd)
 {
-    struct sp_progress prog = {0};
-    /* read-ahead held until the daemon has forked (cm_serve): the
-     * partition table is read before, and threads do not survive a fork */
-    struct vol_opts o = {.cache_bytes = c->cache_bytes, .prog = &prog, .hold_ahead = true};
-    struct cli_gzx place;
-    if (cli_gzx_place(s->name, c->index_file, &place, &o) != 0) {
-        cli_error(c, "%s: %s", c->index_file, strerror(errno));
-        return -1;
-    }
     struct sp_err err = {0};
-    struct cli_prog *d = cli_prog_start(cli_progress_wanted(c), s->name, &prog,
-                                        CLI_PROG_DECOMPRESS);
-    int rc = vol_open(fd, &o, &s->vol, &err);
-    cli_prog_stop(d);
-    cli_gzx_done(&place);
-    if (rc != 0) {
+    if (cli_vol_open(c, s->name, fd, true, &s->vol, &err) != 0) {
         cli_error(c, "%s: %s", s->name, err.msg);
         return -1;
     }
-    const char *note = vol_note(s->vol);
-    if (note[0] != '\0' && (c->verbose > 0 || (strstr(note, "not saved") != NULL && !c->quiet)))
-        cli_msg("%s: gzip index %s", s->name, note); /* not saved: built again next time */
     return 0;
 }
 
