@@ -45,12 +45,33 @@ START_TEST(test_clean)
 }
 END_TEST
 
+/* Sizes as people read them: three significant digits in the largest
+ * binary unit reached, bytes below 1 KiB. */
+START_TEST(test_size)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } c[] = {
+        {0, "0 B"},           {512, "512 B"},        {1023, "1023 B"},
+        {1024, "1.00 KiB"},   {1536, "1.50 KiB"},    {10234, "9.99 KiB"},
+        {10240, "10.0 KiB"},  {102400, "100 KiB"},   {33554432, "32.0 MiB"},
+        {1099511627776.0, "1.00 TiB"}, {18446744073709551615.0, "16.0 EiB"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char b[TXT_SIZE_LEN];
+        ck_assert_str_eq(txt_size(b, sizeof b, c[i].v), c[i].want);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("text");
     TCase *tc = tcase_create("utf8");
     tcase_add_test(tc, test_printable);
     tcase_add_test(tc, test_clean);
+    tcase_add_test(tc, test_size);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -106,11 +106,11 @@ fill "$SM" $((32 * M))
 cp "$T/small" "$T/small.before"
 "$SPIGZ" -d -o "$SM" "$T/img.gz" 2> "$T/err"
 check "with an index: status 1" test $? -eq 1
-check "... refused, sizes named" grep -q "$SM: the device (33554432 bytes) is smaller than the image (41943040 bytes): not written" "$T/err"
+check "... refused, sizes named" grep -q "$SM: the device (33554432 bytes, 32.0 MiB) is smaller than the image (41943040 bytes, 40.0 MiB): not written" "$T/err"
 check "... not a byte written" cmp -s "$SM" "$T/small.before"
 "$SPIGZ" -d -o "$SM" "$T/ni.gz" 2> "$T/err"
 check "without an index: status 1" test $? -eq 1
-check "... the error says the image is larger than the device" grep -q "$SM: the image is larger than the device, which ends at 33554432 bytes" "$T/err"
+check "... the error says the image is larger than the device" grep -q "$SM: the image is larger than the device, which ends at 33554432 bytes (32.0 MiB)" "$T/err"
 check "... what fits was written" same_prefix "$SM" $((32 * M)) "$IMG"
 check "... and the device is said to hold a partial image ($(tail -c 300 "$T/err"))" \
     grep -Eq "spigz: $SM: restore failed after [0-9]+ bytes of the image were written: the device holds a partial image" "$T/err"
@@ -127,13 +127,13 @@ for gz in img ni; do
     "$SPIGZ" -d --range=4M:36M -o "$SM" "$T/$gz.gz" 2> "$T/err"
     check "$gz.gz, --range=4M:36M onto 32 MiB: status 1" test $? -eq 1
     check "... refused, sizes named ($(head -c 300 "$T/err"))" \
-        grep -q "$SM: the device (33554432 bytes) is smaller than the range (37748736 bytes): not written" "$T/err"
+        grep -q "$SM: the device (33554432 bytes, 32.0 MiB) is smaller than the range (37748736 bytes, 36.0 MiB): not written" "$T/err"
     check "... not a byte written" cmp -s "$SM" "$T/small.before"
 done
 "$SPIGZ" -d --range=4M:end -o "$SM" "$T/img.gz" 2> "$T/err"
 check "--range=4M:end (36 MiB by the index) onto 32 MiB: status 1" test $? -eq 1
 check "... refused, sizes named ($(head -c 300 "$T/err"))" \
-    grep -q "$SM: the device (33554432 bytes) is smaller than the range (37748736 bytes): not written" "$T/err"
+    grep -q "$SM: the device (33554432 bytes, 32.0 MiB) is smaller than the range (37748736 bytes, 36.0 MiB): not written" "$T/err"
 check "... not a byte written" cmp -s "$SM" "$T/small.before"
 "$SPIGZ" -d --range=8M:end -o "$SM" "$T/img.gz" 2> "$T/err"
 check "--range=8M:end (32 MiB) onto 32 MiB: status 0 ($(head -c 300 "$T/err"))" test $? -eq 0

@@ -67,6 +67,15 @@ check "no partition table: status 1, said ($(cat err))" \
     sh -c "[ $s -eq 1 ] && grep -q 'no partition 1: the image holds no partition table' err"
 cat gpt.gz | "$SPIGZ" -dc --partition 1 > /dev/null 2> err; s=$?
 check "a pipe: status 1, said ($(cat err))" sh -c "[ $s -eq 1 ] && grep -q 'must be a file, not a pipe' err"
+"$PY3" - "$SPIGZ" gpt.gz 2> err <<'EOF'; s=$?
+import os, subprocess, sys
+fd = os.open(sys.argv[2], os.O_RDONLY)
+os.lseek(fd, 3, 0)
+sys.exit(subprocess.run([sys.argv[1], "-dc", "--partition", "1"], stdin=fd,
+                        stdout=subprocess.DEVNULL).returncode)
+EOF
+check "stdin left at an offset: status 1, said ($(cat err))" \
+    sh -c "[ $s -eq 1 ] && grep -q 'reads the backup from its first byte' err"
 "$SPIGZ" -dc --partition 1 --range 0:1 gpt.gz > /dev/null 2> err; s=$?
 check "with --range: a usage error ($(head -1 err))" \
     sh -c "[ $s -eq 1 ] && grep -q -- '--partition and --range' err"
@@ -81,7 +90,7 @@ if loop_attach SM small.dev; then
     "$SPIGZ" -d --partition 2 -o "$SM" gpt.gz 2> err; s=$?
     check "p2 (20 MiB) onto 16 MiB: status 1, got $s" [ "$s" -eq 1 ]
     check "... refused, sizes named ($(head -c 300 err))" \
-        grep -q "$SM: the device (16777216 bytes) is smaller than the range (20971520 bytes): not written" err
+        grep -q "$SM: the device (16777216 bytes, 16.0 MiB) is smaller than the range (20971520 bytes, 20.0 MiB): not written" err
     check "... not a byte written" cmp -s small.dev small.before
     "$SPIGZ" -d --partition 1 -o "$SM" gpt.gz 2> err; s=$?
     check "p1 (10 MiB) onto 16 MiB: status $s ($(head -c 300 err))" [ "$s" -eq 0 ]

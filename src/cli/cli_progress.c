@@ -19,6 +19,7 @@
 #include "config.h"
 #include "cli_progress.h"
 #include "io.h"
+#include "text.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -111,19 +112,7 @@ static void cli_prog_sig3(char *b, size_t n, double x)
 
 void cli_prog_size(char *b, size_t n, double v)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (v < 1024) {
-        snprintf(b, n, "%.0f B", v);
-        return;
-    }
-    unsigned u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    char num[20];
-    cli_prog_sig3(num, sizeof num, v);
-    snprintf(b, n, "%s %s", num, units[u]);
+    txt_size(b, n, v);
 }
 
 /* m:ss under an hour, h:mm:ss after; --:-- when unknown. */

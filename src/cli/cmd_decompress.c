@@ -196,6 +196,11 @@ static int cd_partition(struct cli *c, const struct cli_job *j, uint64_t *off, u
         return -1;
     }
     off_t here = lseek(j->in_fd, 0, SEEK_CUR);
+    if (here != 0) { /* the volume reads the file from its start */
+        cli_error(c, "%s: --partition reads the backup from its first byte: the input is "
+                     "at offset %lld", j->in_name, (long long)here);
+        return -1;
+    }
     struct vol *v = NULL;
     struct sp_err err = {0}, terr;
     if (cli_vol_open(c, j->in_name, j->in_fd, false, &v, &err) != 0) {
@@ -206,7 +211,7 @@ static int cd_partition(struct cli *c, const struct cli_job *j, uint64_t *off, u
     size_t n = 0;
     int rc = cli_vol_parts(v, &p, &n, &terr);
     vol_close(v);
-    if (here < 0 || lseek(j->in_fd, here, SEEK_SET) != here || rc != 0) {
+    if (lseek(j->in_fd, 0, SEEK_SET) != 0 || rc != 0) {
         cli_error(c, "%s: %s", j->in_name, rc != 0 ? "out of memory" : strerror(errno));
         free(p);
         return -1;

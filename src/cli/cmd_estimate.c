@@ -8,6 +8,7 @@
 #include "cli_report.h"
 #include "estimate.h"
 #include "lay.h"
+#include "text.h"
 
 #include <errno.h>
 #include <langinfo.h>
@@ -24,17 +25,7 @@
 /* Bytes in binary units, 3 significant digits: "512 B", "4.00 GiB". */
 static const char *ce_bytes(double v, char buf[32])
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, 32, "%.0f B", v);
-    else
-        snprintf(buf, 32, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
-    return buf;
+    return txt_size(buf, 32, v);
 }
 
 static double ce_pct(uint64_t part, uint64_t whole)

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "text.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The length of the printable character at p (at most n bytes), or 0. */
@@ -51,4 +52,19 @@ char *txt_clean(char *s)
         i += k;
     }
     return s;
+}
+
+char *txt_size(char *b, size_t n, double v)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    unsigned u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0) /* "512 B" */
+        snprintf(b, n, "%.0f B", v);
+    else /* three significant digits: 1.20, 12.3, 123 (1023 at most) */
+        snprintf(b, n, "%.*f %s", v < 9.995 ? 2 : v < 99.95 ? 1 : 0, v, unit[u]);
+    return b;
 }

@@ -23,4 +23,12 @@ bool txt_printable(const uint8_t *p, size_t n);
  * '?'.  Returns s. */
 char *txt_clean(char *s);
 
+/* v bytes in binary units with three significant digits, as people read
+ * sizes: "512 B", "1.20 KiB", "33.0 MiB", "977 GiB" (the largest unit v
+ * reaches, up to EiB; a number and a unit, never more than 16 bytes with
+ * the NUL).  For the progress line, reports and errors alike (an error
+ * shows it beside the exact bytes).  Returns b. */
+#define TXT_SIZE_LEN 16
+char *txt_size(char *b, size_t n, double v);
+
 #endif

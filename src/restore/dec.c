@@ -1,5 +1,6 @@
 /* dec.c — see dec.h. */
 #include "dec.h"
+#include "text.h"
 #include "engine.h"
 #include "idx.h"
 #include "io.h"
@@ -656,34 +657,31 @@ static int dec_try_index(int fd, struct idx *x, uint64_t *end, char *warn, size_
  * written.  Refused so, a range restored onto a device too small for it no
  * longer writes what fits and then fails, leaving a cut filesystem that
  * blkid still recognises.  0, or -1 with *err set. */
+/* "the device (B bytes, S) is smaller than the WHAT (B bytes, S): not written" */
+static int dec_too_small(struct sp_err *err, uint64_t dev, const char *what, uint64_t need)
+{
+    char a[TXT_SIZE_LEN], b[TXT_SIZE_LEN];
+    sp_err_set(err, SP_ERR_WRITE, 0,
+               "the device (%llu bytes, %s) is smaller than the %s (%llu bytes, %s): not written",
+               (unsigned long long)dev, txt_size(a, sizeof a, (double)dev), what,
+               (unsigned long long)need, txt_size(b, sizeof b, (double)need));
+    return -1;
+}
+
 static int dec_device_fits(const struct dec_opts *o, const struct idx *x,
                            const struct osink *out, struct sp_err *err)
 {
     if (x == NULL) {
         if (!o->range || o->range_len == UINT64_MAX || o->range_len <= out->dev_size)
             return 0;
-        sp_err_set(err, SP_ERR_WRITE, 0,
-                   "the device (%llu bytes) is smaller than the range (%llu bytes): not written",
-                   (unsigned long long)out->dev_size, (unsigned long long)o->range_len);
-        return -1;
+        return dec_too_small(err, out->dev_size, "range", o->range_len);
     }
-    if (!o->range) {
-        if (x->total <= out->dev_size)
-            return 0;
-        sp_err_set(err, SP_ERR_WRITE, 0,
-                   "the device (%llu bytes) is smaller than the image (%llu bytes): not written",
-                   (unsigned long long)out->dev_size, (unsigned long long)x->total);
-        return -1;
-    }
+    if (!o->range)
+        return x->total <= out->dev_size ? 0 : dec_too_small(err, out->dev_size, "image", x->total);
     if (dec_range_check(o, x->total, err) != 0)
         return -1;
     uint64_t need = o->range_len == UINT64_MAX ? x->total - o->range_off : o->range_len;
-    if (need <= out->dev_size)
-        return 0;
-    sp_err_set(err, SP_ERR_WRITE, 0,
-               "the device (%llu bytes) is smaller than the range (%llu bytes): not written",
-               (unsigned long long)out->dev_size, (unsigned long long)need);
-    return -1;
+    return need <= out->dev_size ? 0 : dec_too_small(err, out->dev_size, "range", need);
 }
 
 int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,

@@ -1,6 +1,7 @@
 /* osink.c — see osink.h. */
 #define _GNU_SOURCE /* fallocate */
 #include "osink.h"
+#include "text.h"
 #include "pipe.h"
 #include "block.h"
 #include "io.h"
@@ -270,9 +271,10 @@ static int osink_cmp_zeros(const struct osink *o, uint64_t off, uint64_t n, stru
 static int osink_errno_msg(const struct osink *o, struct sp_err *e, int errnum, uint64_t off)
 {
     if (o->device && errnum == ENOSPC && off >= o->dev_size) {
+        char sz[TXT_SIZE_LEN];
         sp_err_set(e, SP_ERR_WRITE, 0,
-                   "the image is larger than the device, which ends at %llu bytes",
-                   (unsigned long long)o->dev_size);
+                   "the image is larger than the device, which ends at %llu bytes (%s)",
+                   (unsigned long long)o->dev_size, txt_size(sz, sizeof sz, (double)o->dev_size));
         return -1;
     }
     sp_err_set(e, SP_ERR_WRITE, errnum, "write error");
