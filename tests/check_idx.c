@@ -34,6 +34,7 @@
 
 #include "compress.h"
 #include "idx.h"
+#include "mf.h"
 #include "idx_w.h"
 #include "out.h"
 #include "zrun.h"
@@ -555,6 +556,11 @@ END_TEST
 /* A fake file of 300 records with the bad ranges r[0..nr) and the notes
  * t[0..nt) after them: its bytes in *f (or NULL), idx_load's answer, the
  * index in *x. */
+/* A manifest's bytes for fake_with() to store after the notes (none when
+ * fake_mf_n is 0). */
+static const uint8_t *fake_mf_p;
+static size_t fake_mf_n;
+
 static int fake_with(const struct sp_range *r, size_t nr, const char *const *t, size_t nt,
                      struct idx *x, char *why, size_t whylen, struct buf *f)
 {
@@ -569,6 +575,7 @@ static int fake_with(const struct sp_range *r, size_t nr, const char *const *t, 
                                    &err), 0);
     ck_assert_int_eq(idx_w_add_bad(w, r, nr, &err), 0);
     ck_assert_int_eq(idx_w_add_notes(w, t, nt, &err), 0);
+    ck_assert_int_eq(idx_w_add_manifest(w, fake_mf_p, fake_mf_n, &err), 0);
     static struct out o;
     ck_assert_int_eq(lseek(fk.fd, (off_t)fk.data_len, SEEK_SET), (off_t)fk.data_len);
     out_init(&o, fk.fd);
@@ -696,10 +703,16 @@ START_TEST(notes_rejected)
     ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
     ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
     ck_assert_msg(strstr(why, "printable UTF-8") != NULL, "%s", why);
-    /* an unknown flag (bit 2) is refused as before */
+    /* flag 4 (the manifest) with no manifest after the notes */
     note[1] = ' ';
     note[2] = 'n';
     ft[17] |= 4;
+    fix_crcs(&f);
+    ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
+    ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
+    ck_assert_msg(strstr(why, "manifest is cut short") != NULL, "%s", why);
+    /* an unknown flag (bit 3) is refused as before */
+    ft[17] = (uint8_t)((ft[17] & ~4) | 8);
     fix_crcs(&f);
     ck_assert_int_eq(pwrite(fd, f.p, f.n, 0), (ssize_t)f.n);
     ck_assert_int_eq(idx_load(fd, 0, f.n, &x, why, sizeof why, &err), 0);
@@ -1482,6 +1495,116 @@ START_TEST(not_seekable_is_a_read_error_or_no_index)
 }
 END_TEST
 
+/* The manifest (footer flag 4) round trips after bad ranges and notes,
+ * across index members (a free map of 40000 ranges: 80 KB); every
+ * type, and a newer writer's unknown type kept. */
+START_TEST(manifest_round_trip)
+{
+    struct mf m = {0};
+    static struct sp_range fr[40000];
+    for (size_t i = 0; i < 40000; i++)
+        fr[i] = (struct sp_range){(uint64_t)i * 2 + 1, 1}; /* inside the 300 pieces */
+    const uint8_t dg[32] = {1, 2, 3};
+    ck_assert_int_eq(mf_add_text(&m, "spigz.version", "9.9"), 0);
+    ck_assert_int_eq(mf_add_uint(&m, "options.level", 6), 0);
+    ck_assert_int_eq(mf_add_text(&m, "part.1.label", "bad\x1b[31mlabel"), 0); /* cleaned */
+    ck_assert_int_eq(mf_add_ranges(&m, "free.map", fr, 40000), 0);
+    ck_assert_int_eq(mf_add_bytes(&m, "image.sha256-tree", dg, 32), 0);
+    ck_assert_int_eq(mf_add_uint(&m, "options.level", 7), -1);   /* repeated */
+    ck_assert_int_eq(mf_add_uint(&m, "Bad.Key", 7), -1);         /* not [a-z0-9._-] */
+    uint8_t *p;
+    size_t n;
+    ck_assert_int_eq(mf_encode(&m, &p, &n), 0);
+    /* a newer writer's entry of type 9, appended by hand (count 5 -> 6) */
+    uint8_t *q = malloc(n + 16);
+    memcpy(q, p, n);
+    ck_assert_int_eq(q[0], 5);
+    q[0] = 6;
+    memcpy(q + n, "\x05later\x09\x03xyz", 11);
+    fake_mf_p = q;
+    fake_mf_n = n + 11;
+    static const char *const one[] = {"a note"};
+    static const struct sp_range bad = {4096, 512};
+    struct idx x;
+    char why[160];
+    struct buf f;
+    ck_assert_msg(fake_with(&bad, 1, one, 1, &x, why, sizeof why, &f) == 1, "%s", why);
+    ck_assert_int_eq(f.p[f.n - IDX_FOOTER_LEN + 17], 1 | 2 | 4);
+    ck_assert(x.has_mf);
+    ck_assert_uint_eq(x.mf.n, 6);
+    ck_assert_uint_eq(x.nnotes, 1);
+    uint64_t v;
+    char t[64];
+    ck_assert(mf_get_uint(&x.mf, "options.level", &v) && v == 6);
+    ck_assert_str_eq(mf_text(mf_get(&x.mf, "spigz.version"), t, sizeof t), "9.9");
+    ck_assert_str_eq(mf_text(mf_get(&x.mf, "part.1.label"), t, sizeof t), "bad?[31mlabel");
+    struct sp_range *r;
+    ck_assert_int_eq(mf_ranges(mf_get(&x.mf, "free.map"), &r, &n), 0);
+    ck_assert_uint_eq(n, 40000);
+    ck_assert_mem_eq(r, fr, sizeof fr);
+    free(r);
+    const struct mf_entry *e = mf_get(&x.mf, "image.sha256-tree");
+    ck_assert(e != NULL && e->type == MF_BYTES && e->vlen == 32 && memcmp(e->v, dg, 32) == 0);
+    e = mf_get(&x.mf, "later");
+    ck_assert(e != NULL && e->type == 9 && e->vlen == 3);
+    idx_free(&x);
+    ck_assert(!x.has_mf);
+    free(f.p);
+    fake_mf_p = NULL;
+    fake_mf_n = 0;
+    free(p);
+    free(q);
+    mf_free(&m);
+}
+END_TEST
+
+/* mf_decode refuses what FORMAT.md 2.2 forbids, each with its reason. */
+START_TEST(manifest_rejected)
+{
+    static const struct {
+        const char *bytes;
+        size_t n;
+        const char *why;
+    } c[] = {
+        {"\x00", 1, "count"},                                 /* no entry */
+        {"\x01\x01" "a\x02\x01\x05\x00", 7, "after"},         /* a byte after */
+        {"\x02\x01" "a\x02\x01\x05\x01" "a\x02\x01\x06", 11, "repeated"},
+        {"\x01\x01" "A\x02\x01\x05", 6, "key"},               /* not lower case */
+        {"\x01\x00\x02\x01\x05", 5, "malformed"},             /* an empty key */
+        {"\x01\x01" "a\x01\x02" "h\x07", 7, "value"},         /* a control in text */
+        {"\x01\x01" "a\x02\x02\x85\x00", 7, "value"},         /* a redundant LEB128 */
+        {"\x01\x01" "a\x02\x00", 5, "value"},                 /* an empty uint */
+        {"\x01\x01" "a\x04\x03\x01\x00\x00", 8, "value"},     /* a range of length 0 */
+        {"\x01\x01" "a\x04\x03\x01\x7f\x02", 8, "value"},     /* past the content (100) */
+        {"\x01\x01" "a\x04\x05\x02\x01\x01\x00\x01", 10, "value"}, /* ranges touching */
+        {"\x01\x01" "a\x01\x05" "ab", 6, "malformed"},        /* cut short */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct mf m;
+        const char *why = NULL;
+        ck_assert_msg(mf_decode((const uint8_t *)c[i].bytes, c[i].n, 100, &m, &why) == -1,
+                      "case %zu accepted", i);
+        ck_assert_msg(strstr(why, c[i].why) != NULL, "case %zu: %s", i, why);
+        ck_assert_ptr_null(m.e);
+    }
+    /* and one the reader takes: an empty text, a range ending at the end */
+    struct mf m;
+    const char *why;
+    ck_assert_int_eq(mf_decode((const uint8_t *)"\x02\x01" "a\x01\x00\x01" "b\x04\x03\x01\x5f\x05",
+                               12, 100, &m, &why), 0);
+    mf_free(&m);
+    /* through the index: a malformed manifest refuses the index */
+    fake_mf_p = (const uint8_t *)"\x01\x01" "a\x01\x02" "h\x07";
+    fake_mf_n = 7;
+    struct idx x;
+    char w[160];
+    ck_assert_int_eq(fake_with(NULL, 0, NULL, 0, &x, w, sizeof w, NULL), 0);
+    ck_assert_msg(strstr(w, "manifest value") != NULL, "%s", w);
+    fake_mf_p = NULL;
+    fake_mf_n = 0;
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("idx");
@@ -1508,6 +1631,8 @@ int main(void)
     tcase_add_test(t, index_region_with_extra_bytes);
     tcase_add_test(t, base_offset_and_trailing_bytes);
     tcase_add_test(t, not_seekable_is_a_read_error_or_no_index);
+    tcase_add_test(t, manifest_round_trip);
+    tcase_add_test(t, manifest_rejected);
     suite_add_tcase(s, t);
     return run_suite(s);
 }

@@ -191,7 +191,8 @@ rm -f "$W/sp" "$R/sp"
 
 # ---- disk full ----
 section "disk full"
-"$SPIGZ" -k -c "$W/r" > "$T/r-full.gz" 2>/dev/null
+# (named as below: the manifest records the source's path as given)
+(cd "$W" && "$SPIGZ" -k -c r) > "$T/r-full.gz" 2>/dev/null
 full=$(stat -c %s "$T/r-full.gz")
 # (The last 78 bytes are the index's footer, the bytes before it the index.)
 for n in 0 5 100000 $((full - 100)) $((full - 78)) $((full - 1)); do

@@ -109,6 +109,84 @@ elif cmd == "notes-said":               # NAME STDERR: each note said, in order
     said = [l.split(": when this backup was made: ", 1)[1] for l in err.splitlines()
             if ": when this backup was made: " in l]
     sys.exit(0 if said == e["notes"] else "notes said: %r" % said)
+elif cmd == "own-manifest":             # FILE OUT: the manifest's bytes in FILE's index
+    # (FORMAT.md 2 and 3, read here on their own: the footer's flags and
+    # counts, the members' payload, the records, bad ranges and notes
+    # skipped, then the manifest's length and bytes)
+    d = open(args[0], "rb").read()
+    f = d[-78:]
+    flags, npieces = f[17], int.from_bytes(f[52:60], "little")
+    data_len = int.from_bytes(f[28:36], "little")
+    index_len = int.from_bytes(f[44:52], "little")
+    pay, at = bytearray(), data_len
+    while at < data_len + index_len:
+        m = int.from_bytes(d[at + 14:at + 16], "little")
+        pay += d[at + 16:at + 16 + m]
+        at += 26 + m
+    def leb(p, i):
+        v = s = 0
+        while True:
+            v |= (p[i] & 0x7f) << s
+            s += 7
+            i += 1
+            if not p[i - 1] & 0x80:
+                return v, i
+    i = 0
+    for _ in range(npieces):
+        h, i = leb(pay, i)
+        _, i = leb(pay, i)
+        i += 4 if h & 1 else 0
+    if flags & 1:
+        n, i = leb(pay, i)
+        for _ in range(2 * n):
+            _, i = leb(pay, i)
+    if flags & 2:
+        n, i = leb(pay, i)
+        for _ in range(n):
+            ln, i = leb(pay, i)
+            i += ln
+    if not flags & 4:
+        sys.exit("no manifest (flags %d)" % flags)
+    ln, i = leb(pay, i)
+    if i + ln != len(pay):
+        sys.exit("the manifest does not end the payload")
+    open(args[1], "wb").write(pay[i:])
+elif cmd == "check-manifest":           # NAME LIST.json VERSION HOST DIGEST: spigz's own
+    # manifest's entries, as the options in the manifest's "spigz" say
+    # (doc/FORMAT.md 2.2): what the content and options determine, and
+    # where from only for a named input without -n
+    got = json.load(open(args[1], encoding="utf-8"))["manifest"]
+    opts = (e["spigz"] or {}).get("options", [])
+    want = {"spigz": {"version": args[2]},
+            "options": {"level": 0, "piece": 1 << 20, "zero-run": 16 << 10},
+            "image": {"sha256-tree": args[4]}}
+    if "--free=zero" in opts:
+        want["options"]["free"] = "zero"
+    if "--rescue" in opts:
+        want["options"]["rescue"] = 1
+    if "-n" not in opts:
+        r = e["spigz"]
+        want["host"] = args[3]
+        want["source"] = {"path": r.get("name", "in.img"), "kind": "file",
+                          "size": e["image_len"]}
+        if r.get("mtime"):
+            want["source"]["mtime"] = r["mtime"]
+    problems = []
+    for k, v in want.items():
+        for kk, vv in (v.items() if isinstance(v, dict) else [(None, v)]):
+            g = got.get(k) if kk is None else (got.get(k) or {}).get(kk)
+            if g != vv:
+                problems.append("%s%s: %r, not %r" % (k, "" if kk is None else "." + kk, g, vv))
+    if "--free=zero" in opts:     # the map: what was skipped, inside the image
+        fr = got.get("free", {})
+        if fr.get("map", {}).get("bytes") != fr.get("bytes") or \
+                fr.get("bytes", 0) > e["image_len"]:
+            problems.append("free: %r" % fr)
+    elif "free" in got:
+        problems.append("a free map without --free=zero")
+    if "-n" in opts and ("host" in got or "source" in got):
+        problems.append("-n, yet where from: %r %r" % (got.get("host"), got.get("source")))
+    sys.exit("; ".join(problems) if problems else 0)
 elif cmd == "json-notes":               # LIST.json OUT: the notes spigz -l reports
     json.dump(json.load(open(args[0], encoding="utf-8")).get("notes", []),
               open(args[1], "w", encoding="utf-8"))
@@ -262,16 +340,32 @@ for n in $("$PY3" h.py "$GD" names); do
     want_rc=0
     [ "$RESCUE" = 1 ] || [ "$OWN_NOTES" = 1 ] && want_rc=2   # warnings: unread, a doubt
     check "$n: spigz $OPTS: status $want_rc ($rc: $(head -c 300 err))" [ "$rc" -eq "$want_rc" ]
+    if [ "$HAS_INDEX" = 0 ]; then   # --no-index: no manifest either
+        check "$n: spigz $OPTS writes the golden bytes" cmp "$n" own.gz
+        rm -rf own own.gz "$n" "$n.img"
+        continue
+    fi
+    # Its manifest (FORMAT.md 2.2): each entry checked here against what
+    # the options and the content say (the version and host are the run's,
+    # the digest mkgolden.py's), then its bytes put into mkgolden.py's file
+    # for the byte comparison of everything else.
+    "$SPIGZ" -l --format=json own.gz > own.json 2> err
+    "$PY3" h.py "$GD" own-manifest own.gz own-mf.bin
+    check "$n: spigz $OPTS writes a manifest" [ $? -eq 0 ]
+    ver=$("$SPIGZ" -V | sed -n '1s/^spigz \([^ ]*\).*/\1/p')
+    dig=$("$PY3" "$MK" --digest "$n")
+    "$PY3" h.py "$GD" check-manifest "$n" own.json "$ver" "$(uname -n)" "$dig" 2> why
+    check "$n: spigz $OPTS: its manifest's entries ($(head -c 400 why))" [ $? -eq 0 ]
     if [ "$OWN_NOTES" = 1 ]; then
-        "$SPIGZ" -l --format=json own.gz > own.json 2> err
         "$PY3" h.py "$GD" json-notes own.json own-notes.json
         check "$n: spigz noted something ($(cat own-notes.json))" grep -q '[^][]' own-notes.json
-        "$PY3" "$MK" --renote "$n" own-notes.json --out want.gz
-        check "$n: spigz $OPTS writes mkgolden.py's bytes (with spigz's own notes)" cmp want.gz own.gz
+        "$PY3" "$MK" --renote "$n" own-notes.json --remanifest "$n" own-mf.bin --out want.gz
+        check "$n: spigz $OPTS writes mkgolden.py's bytes (with spigz's own notes and manifest)" cmp want.gz own.gz
     else
-        check "$n: spigz $OPTS writes the golden bytes" cmp "$n" own.gz
+        "$PY3" "$MK" --remanifest "$n" own-mf.bin --out want.gz
+        check "$n: spigz $OPTS writes the golden bytes (with its manifest)" cmp want.gz own.gz
     fi
-    rm -rf own own.gz "$n" "$n.img"
+    rm -rf own own.gz own.json own-mf.bin want.gz "$n" "$n.img"
 done
 
 finish

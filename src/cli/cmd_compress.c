@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_path.h"
+#include "cli_manifest.h"
 #include "cli_progress.h"
 #include "cli_report.h"
 #include "compress.h"
@@ -114,6 +115,14 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
         cli_notes_free(&notes);
         return -1;
     }
+    struct mf man = {0};
+    if (c->index && cli_manifest_make(c, j, &map, &man) != 0) {
+        cli_error(c, "%s: out of memory for the manifest", j->in_name);
+        lay_free(&map);
+        cli_notes_free(&notes);
+        return -1;
+    }
+    o.manifest = c->index ? &man : NULL;
     o.zero_ranges = map.free;
     o.nzero_ranges = map.nfree;
     o.notes = (const char *const *)notes.v;
@@ -131,6 +140,7 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     j->seconds = cli_report_now() - t0;
     j->displayed = shown != NULL;
     lay_free(&map);
+    mf_free(&man);
     cli_notes_free(&notes);
     if (rc != 0) {
         const char *who = err.kind == SP_ERR_WRITE ? j->out_name : j->in_name;

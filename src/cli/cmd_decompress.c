@@ -262,6 +262,10 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
          * refuses every header gzip refuses (ISA-L builds codes from some
          * it does not, doc/GZIP.md).  SPIGZ_INFLATE=zlib: -d likewise. */
         .no_fast = c->mode == MODE_TEST || cd_inflate_zlib(),
+        /* -t says "the image is the one backed up", not only "the CRCs
+         * hold", where the manifest records its digest (--salvage's zeros
+         * would differ from it by design) */
+        .digest = c->mode == MODE_TEST && !c->salvage,
     };
     struct sp_err err = {0};
     /* --range reads an unknown part of the input: no total, no percent. */
@@ -287,6 +291,9 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
         cli_warn(c, "%s has more than one entry--rest ignored", j->in_name);
     if (c->verbose && st->indexed && rc == 0)
         cli_msg("%s: decoded through its index", j->in_name);
+    if (c->verbose && st->digest_checked && rc == 0)
+        cli_msg("%s: the image's digest is the one recorded when the backup was made",
+                j->in_name);
     if (st->index_warning[0] != '\0')
         cli_warn(c, "%s: index not used (%s): decoding sequentially", j->in_name,
                  st->index_warning);

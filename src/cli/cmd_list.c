@@ -3,6 +3,7 @@
  * or --format=json/kv; and the totals line. */
 #include "config.h"
 #include "cli.h"
+#include "cli_manifest.h"
 #include "cli_report.h"
 #include "cmd_decompress.h"
 #include "dec.h"
@@ -83,6 +84,10 @@ static void cd_list_machine(const struct cli *c, uint64_t in, uint64_t out, doub
         }
         for (size_t i = 0; !json && i < l->nnotes; i++)
             printf("\nnote=%s", l->notes[i]);
+        if (json && l->has_mf) {
+            fputs(",\"manifest\":", stdout);
+            cli_manifest_json(stdout, &l->mf);
+        }
     }
     fputs(json ? "}\n" : "\n\n", stdout);
 }
@@ -177,6 +182,12 @@ void cd_list(struct cli *c, struct cli_job *j)
                  name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st,
                  j->in_name);
     free(name);
+    /* The manifest's block: to a person (stdout a terminal) or with -v; a
+     * script reading gzip -l's table (tail -1) gets the table alone. */
+    if (l.has_mf && c->format == FORMAT_TEXT && !c->quiet &&
+        (c->verbose || isatty(STDOUT_FILENO)))
+        cli_manifest_text(stdout, &l.mf, j->in_path != NULL ? (uint64_t)j->st.st_mtime : 0);
+    mf_free(&l.mf);
     dec_notes_free(l.notes, l.nnotes);
     c->list_in += l.compressed;
     c->list_out += l.uncompressed;

@@ -1,9 +1,11 @@
 /* compress.c — see compress.h. */
 #include "compress.h"
 #include "crcz.h"
+#include "digest.h"
 #include "engine.h"
 #include "gzip.h"
 #include "idx_w.h"
+#include "mf.h"
 #include "input.h"
 #include "out.h"
 #include "pool.h"
@@ -25,6 +27,9 @@ struct cmp_item {
     uint8_t *in, *out; /* chunk and compressed piece, allocated on first use */
     size_t out_len;
     uint32_t crc;
+    uint64_t uoff;     /* content offset (set by the segmenter's sink) */
+    uint8_t *leaves;   /* with a digest: the chunk's block hashes (digest.h) */
+    bool leafed;       /* they were made (the chunk starts on a block) */
 };
 
 struct cmp_ctx {
@@ -41,6 +46,9 @@ struct cmp_ctx {
     uint64_t length;
     struct idx_w *idx;        /* NULL with --no-index */
     uint64_t prog_zeros;      /* zero-run bytes counted in progress (producer) */
+    uint64_t prod_off;        /* content queued so far (producer) */
+    struct dg *dg;            /* the image digest (writer), or NULL */
+    struct dg_leafer **leafers; /* one per worker, with dg */
 };
 
 /* ---- worker and writer callbacks ---- */
@@ -50,6 +58,11 @@ static int cmp_work(void *vctx, void *vitem, unsigned worker)
     struct cmp_ctx *c = vctx;
     struct cmp_item *it = vitem;
     it->crc = eng_crc32(0, it->in, (size_t)it->len);
+    it->leafed = c->dg != NULL && it->uoff % DG_BLOCK == 0;
+    if (it->leafed && dg_leaves(c->leafers[worker], it->in, (size_t)it->len, it->leaves) != 0) {
+        sp_err_set(&c->werr[worker], SP_ERR_INTERNAL, 0, "the image digest failed");
+        return -1;
+    }
     return eng_compress(c->engs[worker], it->in, (size_t)it->len, it->out,
                         c->out_cap, &it->out_len, &c->werr[worker]);
 }
@@ -67,12 +80,17 @@ static int cmp_emit(void *vctx, void *vitem)
             out_write(&c->out, z.tail, z.tail_len) != 0)
             return -1;
         c->crc = crcz_zeros(c->crc, it->len);
+        if (c->dg != NULL && dg_zeros(c->dg, it->len) != 0)
+            goto digest;
         if (c->idx != NULL && idx_w_add(c->idx, false, it->len, zrun_size(&z), 0, &c->out.err) != 0)
             return -1;
     } else {
         if (out_write(&c->out, it->out, it->out_len) != 0)
             return -1;
         c->crc = crcz_combine(c->crc, it->crc, it->len);
+        if (c->dg != NULL &&
+            dg_add(c->dg, it->in, (size_t)it->len, it->leafed ? it->leaves : NULL) != 0)
+            goto digest;
         if (c->idx != NULL && idx_w_add(c->idx, true, it->len, it->out_len, it->crc,
                                           &c->out.err) != 0)
             return -1;
@@ -81,6 +99,9 @@ static int cmp_emit(void *vctx, void *vitem)
     prog_add(c->opts->progress, PROG_OUT, c->out.total - before);
     c->length += it->len;
     return 0;
+digest:
+    sp_err_set(&c->out.err, SP_ERR_INTERNAL, 0, "the image digest failed");
+    return -1;
 }
 
 static void cmp_item_free(void *vctx, void *vitem)
@@ -89,6 +110,7 @@ static void cmp_item_free(void *vctx, void *vitem)
     struct cmp_item *it = vitem;
     free(it->in);
     free(it->out);
+    free(it->leaves);
 }
 
 /* ---- segmenter sink (the calling thread) ---- */
@@ -102,7 +124,9 @@ static uint8_t *cmp_get(void *vctx)
     if (it->in == NULL) {
         it->in = malloc(c->opts->chunk);
         it->out = malloc(c->out_cap);
-        if (it->in == NULL || it->out == NULL) {
+        if (c->dg != NULL)
+            it->leaves = malloc(c->opts->chunk / DG_BLOCK * DG_LEN);
+        if (it->in == NULL || it->out == NULL || (c->dg != NULL && it->leaves == NULL)) {
             sp_err_set(&c->perr, SP_ERR_NOMEM, 0, "out of memory for chunk buffers");
             return NULL;
         }
@@ -118,6 +142,8 @@ static int cmp_data(void *vctx, uint8_t *buf, size_t len)
     (void)buf;
     it->zero = false;
     it->len = len;
+    it->uoff = c->prod_off;
+    c->prod_off += len;
     c->cur = NULL;
     pool_put(c->pool, it, true);
     return 0;
@@ -131,6 +157,8 @@ static int cmp_zero(void *vctx, uint64_t len)
         return -1;
     it->zero = true;
     it->len = len;
+    it->uoff = c->prod_off;
+    c->prod_off += len;
     pool_put(c->pool, it, false);
     return 0;
 }
@@ -197,6 +225,17 @@ static int cmp_engines(struct cmp_ctx *c, struct sp_err *err)
     for (unsigned i = 0; i < n; i++)
         if ((c->engs[i] = eng_new(c->opts->level, err)) == NULL)
             return -1;
+    if (c->opts->index && c->opts->manifest != NULL) {
+        c->dg = dg_new();
+        c->leafers = calloc(n, sizeof *c->leafers);
+        for (unsigned i = 0; c->dg != NULL && c->leafers != NULL && i < n; i++)
+            if ((c->leafers[i] = dg_leafer_new()) == NULL)
+                break;
+        if (c->dg == NULL || c->leafers == NULL || c->leafers[n - 1] == NULL) {
+            sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
+            return -1;
+        }
+    }
     c->out_cap = eng_bound(c->engs[0], c->opts->chunk);
     return 0;
 }
@@ -206,8 +245,32 @@ static void cmp_cleanup(struct cmp_ctx *c)
     if (c->engs != NULL)
         for (unsigned i = 0; i < c->opts->threads; i++)
             eng_free(c->engs[i]);
+    if (c->leafers != NULL)
+        for (unsigned i = 0; i < c->opts->threads; i++)
+            dg_leafer_free(c->leafers[i]);
+    free(c->leafers);
+    dg_free(c->dg);
     free(c->engs);
     free(c->werr);
+}
+
+/* The manifest, with the image digest, after the notes: the last thing in
+ * the index's payload (FORMAT.md §2.2). */
+static int cmp_manifest(struct cmp_ctx *c)
+{
+    struct mf *m = c->opts->manifest;
+    uint8_t d[DG_LEN], *bytes = NULL;
+    size_t len = 0;
+    if (m == NULL || c->idx == NULL)
+        return 0;
+    if (dg_final(c->dg, d) != 0 || mf_add_bytes(m, "image.sha256-tree", d, DG_LEN) != 0 ||
+        mf_encode(m, &bytes, &len) != 0) {
+        sp_err_set(&c->out.err, SP_ERR_NOMEM, 0, "the manifest could not be made");
+        return -1;
+    }
+    int rc = idx_w_add_manifest(c->idx, bytes, len, &c->out.err);
+    free(bytes);
+    return rc;
 }
 
 /* The first error of the run, in causal order: producer, workers, writer. */
@@ -311,7 +374,8 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     uint64_t index_bytes = 0;
     if (c->idx != NULL && ((rescue.nbad > 0 &&
                             idx_w_add_bad(c->idx, rescue.bad, rescue.nbad, &c->out.err) != 0) ||
-                           idx_w_add_notes(c->idx, opts->notes, opts->nnotes, &c->out.err) != 0)) {
+                           idx_w_add_notes(c->idx, opts->notes, opts->nnotes, &c->out.err) != 0 ||
+                           cmp_manifest(c) != 0)) {
         *err = c->out.err;
         goto done;
     }

@@ -31,6 +31,8 @@
 #include "progress.h"
 #include "range.h"
 
+struct mf;
+
 #define CMP_CHUNK_DEFAULT (1u << 20)  /* data chunk: 1 MiB (see DESIGN.md) */
 #define CMP_ZMIN_DEFAULT (16u << 10)  /* zero-run threshold, measured: DESIGN.md A.2 */
 #define CMP_ZMAX ((uint64_t)1 << 30)  /* zero-run piece: 1 GiB */
@@ -54,6 +56,10 @@ struct cmp_opts {
                            with two layouts, a damaged filesystem), kept in
                            the index (idx_w_add_notes): none by default */
     size_t nnotes;
+    struct mf *manifest; /* with the index: the manifest to store after the
+                           notes (mf.h), to which cmp_run adds the image
+                           digest ("image.sha256-tree", digest.h, computed
+                           as the content goes by); NULL: none */
 };
 
 struct cmp_stats {

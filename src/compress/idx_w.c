@@ -20,6 +20,7 @@ struct idx_w {
     uint64_t n;
     bool bad;          /* bad ranges follow the records: footer flag 1 */
     bool notes;        /* notes follow: footer flag 2 */
+    bool manifest;     /* the manifest follows: footer flag 4 */
     uint32_t crc;      /* of the whole payload */
     struct sp_err err;
 };
@@ -171,18 +172,24 @@ int idx_w_add(struct idx_w *w, bool data, uint64_t ulen, uint64_t clen, uint32_t
     return 0;
 }
 
-/* Append n payload bytes (at most IDX_REC_MAX) through the spill buffer. */
+/* Append n payload bytes through the spill buffer, IDX_REC_MAX at a time
+ * (the buffer keeps that much room: a note or the manifest is longer). */
 static int idx_w_bytes(struct idx_w *w, const uint8_t *p, size_t n, struct sp_err *err)
 {
-    if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
-        (void)idx_w_spill(w);
-    if (w->err.kind != SP_OK) {
-        *err = w->err;
-        return -1;
+    while (n > 0) {
+        size_t k = n < IDX_REC_MAX ? n : IDX_REC_MAX;
+        if (w->err.kind == SP_OK && w->len + IDX_REC_MAX > IDX_SPILL)
+            (void)idx_w_spill(w);
+        if (w->err.kind != SP_OK) {
+            *err = w->err;
+            return -1;
+        }
+        memcpy(w->buf + w->len, p, k);
+        w->crc = (uint32_t)crc32(w->crc, p, (uInt)k);
+        w->len += k;
+        p += k;
+        n -= k;
     }
-    memcpy(w->buf + w->len, p, n);
-    w->crc = (uint32_t)crc32(w->crc, p, (uInt)n);
-    w->len += n;
     return 0;
 }
 
@@ -236,6 +243,19 @@ int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct 
     return 0;
 }
 
+int idx_w_add_manifest(struct idx_w *w, const uint8_t *p, size_t n, struct sp_err *err)
+{
+    uint8_t rec[IDX_REC_MAX];
+    if (n == 0)
+        return 0;
+    if (idx_w_bytes(w, rec, idx_leb(rec, n), err) != 0)
+        return -1;
+    if (idx_w_bytes(w, p, n, err) != 0)
+        return -1;
+    w->manifest = true;
+    return 0;
+}
+
 /* One index member holding m payload bytes. */
 static int idx_w_member(struct out *o, const uint8_t *payload, size_t m)
 {
@@ -261,7 +281,8 @@ static int idx_w_footer(struct idx_w *w, struct out *o, uint64_t total, uint64_t
     f[13] = 'F';
     le_put16(f + 14, IDX_FOOTER_PAYLOAD);
     f[16] = 1; /* version; reserved stays 0 */
-    f[17] = (w->bad ? IDX_FLAG_BAD : 0) | (w->notes ? IDX_FLAG_NOTES : 0);
+    f[17] = (w->bad ? IDX_FLAG_BAD : 0) | (w->notes ? IDX_FLAG_NOTES : 0) |
+            (w->manifest ? IDX_FLAG_MANIFEST : 0);
     le_put64(f + 20, total);
     le_put64(f + 28, data_len);
     le_put64(f + 36, header_len);

@@ -52,6 +52,10 @@ int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp
 bool idx_note_valid(const char *text);
 int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct sp_err *err);
 
+/* The manifest's encoded bytes (mf_encode, at most MF_MAX), after the
+ * notes: footer flag 4 says it follows.  Call once, last. */
+int idx_w_add_manifest(struct idx_w *w, const uint8_t *p, size_t n, struct sp_err *err);
+
 /* Write the index members and the footer after a data member of data_len
  * bytes whose header is header_len bytes and whose content is total bytes.
  * It writes exactly idx_len(payload) bytes, payload being the bytes of every

@@ -5,7 +5,8 @@
  * holding up to IDX_MEMBER_MAX payload bytes in an extra field, then a
  * footer member of IDX_FOOTER_LEN bytes (FORMAT.md sections 2 and 3).  The
  * payload is the pieces' records (LEB128 lengths, a CRC-32 for data
- * pieces), then the bad ranges (footer flag 1), then the notes (flag 2).
+ * pieces), then the bad ranges (footer flag 1), then the notes (flag 2),
+ * then the manifest (flag 4: its length, then its bytes, mf.h).
  *
  * Contract: constants only; the two 10-byte patterns are read-only data any
  * thread may read.
@@ -22,6 +23,7 @@
 #define IDX_REC_MAX 24   /* a record at most: two 10-byte LEB128 values and a CRC */
 #define IDX_FLAG_BAD 1   /* footer flags: bad ranges follow the records */
 #define IDX_FLAG_NOTES 2 /* notes follow (the bad ranges, or the records) */
+#define IDX_FLAG_MANIFEST 4 /* the manifest follows all of those (mf.h) */
 #define IDX_PIECE_MAX ((uint64_t)1 << 40)
 
 /* Notes: each at most IDX_NOTE_MAX bytes of UTF-8 without control

@@ -1,5 +1,7 @@
 /* dec.c — see dec.h. */
 #include "dec.h"
+#include "digest.h"
+#include "mf.h"
 #include "text.h"
 #include "engine.h"
 #include "idx.h"
@@ -33,6 +35,9 @@ struct dec_item {
     uint64_t skip, len;      /* the slice of the piece's content to output */
     uint8_t *in, *out;       /* data pieces: compressed bytes + 03 00, decoded */
     size_t in_cap, out_cap, in_len;
+    uint8_t *leaves;         /* with a digest: the piece's block hashes */
+    size_t leaves_cap;
+    bool leafed;             /* they were made (the piece starts on a block) */
 };
 
 /* Pieces are placed in a seekable output only once every piece before them
@@ -72,6 +77,8 @@ struct dec_ctx {
     bool salvage;            /* a piece that fails is zeros, listed */
     struct dec_damage *dmg;  /* one per worker: the pieces that failed */
     struct dec_verdict *vd;  /* --salvage: is the data member damaged? */
+    struct dg *dg;           /* the image digest (writer), or NULL */
+    struct dg_leafer **leafers; /* one per worker, with dg */
 };
 
 /* --salvage: a piece that fails its check is damage only if the data member
@@ -98,6 +105,8 @@ struct dec_damage {
     size_t n, cap;
     unsigned zero_pieces;    /* zero pieces with damaged bytes (content known) */
 };
+
+static int dec_grow(uint8_t **p, size_t *cap, size_t need);
 
 /* ---- workers: check and decode a piece ---- */
 
@@ -227,6 +236,28 @@ static int dec_salvage_piece(struct dec_ctx *c, struct dec_item *it, unsigned wo
     return v == DEC_V_DAMAGED && dec_damaged(c, it, worker) == 0 ? 1 : 0;
 }
 
+/* The image digest: a checked data piece's block hashes, made by its
+ * worker when the piece starts on a block (the writer folds them in). */
+static int dec_leaves(struct dec_ctx *c, struct dec_item *it, unsigned worker)
+{
+    const struct idx_piece *pc = &c->x->p[it->k];
+    it->leafed = pc->data && it->skip == 0 && pc->uoff % DG_BLOCK == 0;
+    if (!it->leafed)
+        return 0;
+    size_t need = (size_t)(it->len / DG_BLOCK * DG_LEN) + 1;
+    if (dec_grow(&it->leaves, &it->leaves_cap, need) != 0) {
+        sp_err_set(&c->werr[worker], SP_ERR_NOMEM, 0, "out of memory");
+        dec_stop(&c->ord);
+        return -1;
+    }
+    if (dg_leaves(c->leafers[worker], it->out, (size_t)it->len, it->leaves) != 0) {
+        sp_err_set(&c->werr[worker], SP_ERR_INTERNAL, 0, "the image digest failed");
+        dec_stop(&c->ord);
+        return -1;
+    }
+    return 0;
+}
+
 static int dec_work(void *vctx, void *vitem, unsigned worker)
 {
     struct dec_ctx *c = vctx;
@@ -246,6 +277,8 @@ static int dec_work(void *vctx, void *vitem, unsigned worker)
         dec_stop(&c->ord);
         return -1;
     }
+    if (c->dg != NULL && dec_leaves(c, it, worker) != 0)
+        return -1;
     if (!c->out->seekable)
         return 0; /* the writer emits it in order */
     if (!dec_checked(&c->ord, it->k))
@@ -287,6 +320,12 @@ static int dec_emit(void *vctx, void *vitem)
             return rc;
         }
     }
+    if (c->dg != NULL &&
+        (data ? dg_add(c->dg, it->out + it->skip, (size_t)it->len, it->leafed ? it->leaves : NULL)
+              : dg_zeros(c->dg, it->len)) != 0) {
+        sp_err_set(&c->oerr, SP_ERR_INTERNAL, 0, "the image digest failed");
+        return -1;
+    }
     /* Progress: the piece counts once it is out. */
     c->prog_in += pc_clen(c->x, it->k);
     prog_add(c->prog, PROG_IN, pc_clen(c->x, it->k));
@@ -301,6 +340,7 @@ static void dec_item_free(void *vctx, void *vitem)
     struct dec_item *it = vitem;
     free(it->in);
     free(it->out);
+    free(it->leaves);
 }
 
 /* ---- producer: read each piece ---- */
@@ -554,6 +594,52 @@ static int dec_range_check(const struct dec_opts *o, uint64_t total, struct sp_e
     return -1;
 }
 
+/* The image digest's state for a run with n workers.  0, or -1. */
+static int dec_digest_new(struct dec_ctx *c, unsigned n, struct sp_err *err)
+{
+    c->dg = dg_new();
+    c->leafers = calloc(n, sizeof *c->leafers);
+    for (unsigned i = 0; c->dg != NULL && c->leafers != NULL && i < n; i++)
+        if ((c->leafers[i] = dg_leafer_new()) == NULL)
+            break;
+    if (c->dg == NULL || c->leafers == NULL || c->leafers[n - 1] == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
+        return -1;
+    }
+    return 0;
+}
+
+static void dec_digest_free(struct dec_ctx *c, unsigned n)
+{
+    for (unsigned i = 0; c->leafers != NULL && i < n; i++)
+        dg_leafer_free(c->leafers[i]);
+    free(c->leafers);
+    dg_free(c->dg);
+    c->leafers = NULL;
+    c->dg = NULL;
+}
+
+/* The digest of what was decoded against the manifest's: a difference is
+ * an error of the data (every piece passed its CRC-32, yet the image is
+ * not the one the backup was made from). */
+static int dec_digest_check(struct dec_ctx *c, const struct mf_entry *want,
+                            struct dec_stats *st, struct sp_err *err)
+{
+    uint8_t got[DG_LEN];
+    if (dg_final(c->dg, got) != 0) {
+        sp_err_set(err, SP_ERR_INTERNAL, 0, "the image digest failed");
+        return -1;
+    }
+    if (memcmp(got, want->v, DG_LEN) != 0) {
+        char a[DG_TEXT_LEN], b[DG_TEXT_LEN];
+        sp_err_set(err, SP_ERR_CHECK, 0, "the image's digest (%s) is not the one recorded "
+                   "when the backup was made (%s)", dg_text(got, a), dg_text(want->v, b));
+        return -1;
+    }
+    st->digest_checked = true;
+    return 0;
+}
+
 /* Decode through the index.  0 done, -1 error (*err), 1 a piece disagreed
  * with the index: *emitted bytes of [from, to) went out in order (stream
  * outputs), and st->index_warning says which piece.  *counted: compressed
@@ -576,7 +662,16 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
                         .prog = o->progress, .salvage = o->salvage, .vd = &vd};
     if (o->progress != NULL) /* the exact output to come: what the display counts */
         atomic_store_explicit(&o->progress->out_total, to - from, memory_order_relaxed);
-    int rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    const struct mf_entry *want = o->digest && !o->range && x->has_mf
+                                      ? mf_get(&x->mf, "image.sha256-tree") : NULL;
+    if (want != NULL && (want->type != MF_BYTES || want->vlen != DG_LEN))
+        want = NULL; /* a newer writer's: not ours to check */
+    int rc = want != NULL ? dec_digest_new(&c, o->threads, err) : 0;
+    if (rc == 0)
+        rc = dec_pipeline(&c, o->threads, from, to, st, err);
+    if (rc == 0 && want != NULL)
+        rc = dec_digest_check(&c, want, st, err);
+    dec_digest_free(&c, o->threads);
     pthread_mutex_destroy(&vd.mu);
     if (rc == 1 && o->progress != NULL) /* the sequential decode takes over */
         atomic_store_explicit(&o->progress->out_total, 0, memory_order_relaxed);
@@ -858,6 +953,13 @@ static int dec_list_add(struct dec_list *l, struct idx *x, uint64_t *after)
             l->bad[i].off += x->total;
     }
     dec_notes_take(x, &l->notes, &l->nnotes);
+    if (x->has_mf) { /* walked from the last file: the first's stays */
+        mf_free(&l->mf);
+        l->mf = x->mf;
+        l->has_mf = true;
+        memset(&x->mf, 0, sizeof x->mf);
+        x->has_mf = false;
+    }
     *after += x->total;
     return 0;
 }
@@ -895,6 +997,7 @@ static int dec_list_indexed(int fd, struct dec_list *l, char *why, size_t wn,
         snprintf(said, sizeof said, "%s", r == 0 && at == end ? why : "");
         free(l->bad);
         dec_notes_free(l->notes, l->nnotes);
+        mf_free(&l->mf);
         memset(l, 0, sizeof *l);
         snprintf(why, wn, "%s", said);
         return r < 0 ? -1 : 0;

@@ -33,6 +33,7 @@
 
 #include "err.h"
 #include "gzip.h"
+#include "mf.h"
 #include "osink.h"
 #include "progress.h"
 #include "range.h"
@@ -53,6 +54,9 @@ struct dec_opts {
     struct sp_progress *progress; /* counters to advance, or NULL (below) */
     bool salvage;         /* --salvage: restore what is intact (below) */
     bool no_fast;         /* sequential: zlib only, never ISA-L (unz.h) */
+    bool digest;          /* through an index whose manifest records the
+                             image digest (digest.h), the whole content
+                             decoded: check it (a difference is SP_ERR_CHECK) */
 };
 
 struct dec_stats {
@@ -89,6 +93,8 @@ struct dec_stats {
      * caller frees them. */
     struct sp_range *unread;
     size_t nunread;
+    bool digest_checked;     /* o->digest: the image digest was checked, and
+                                holds */
     /* Through an index with notes (what the compressor said of its input:
      * a disk whose layouts disagreed, a damaged filesystem): malloc'd
      * strings, the caller frees them (dec_notes_free). */
@@ -149,6 +155,9 @@ struct dec_list {
     char **notes;       /* exact: the indexes' notes, in file order (the first
                            IDX_NOTES_MAX); dec_notes_free() */
     size_t nnotes;
+    struct mf mf;       /* exact: the first file's manifest (mf.h), when
+                           has_mf; the caller frees it (mf_free) */
+    bool has_mf;
 };
 
 /* Returns 0 with *l filled, or -1 with *err set. */

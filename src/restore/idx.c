@@ -1,5 +1,6 @@
 /* idx.c — the index reader; see idx.h and doc/FORMAT.md. */
 #include "idx.h"
+#include "mf.h"
 #include "text.h"
 #include "crcz.h"
 #include "io.h"
@@ -80,7 +81,58 @@ struct idx_parse {
     uint64_t nnotes_want; /* their count, once read */
     size_t note_left;     /* bytes of the current note's text still to come */
     size_t note_at;       /* bytes of it already read */
+    bool flag_mf;         /* the manifest follows */
+    uint8_t *mf;          /* its bytes, once its length is read */
+    size_t mf_len, mf_at;
 };
+
+/* After everything else, with flag 4: the manifest's length (1..MF_MAX,
+ * and no more than the index holds), then its bytes, taken as they come
+ * and decoded (mf_decode) once whole. */
+static int idx_mf_record(struct idx_parse *s, const uint8_t *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (s->mf == NULL) {
+        uint64_t a;
+        int k = idx_leb_get(p, n, &a);
+        if (k <= 0)
+            return k;
+        if (a == 0 || a > MF_MAX || a > s->x->index_len) {
+            s->why = "the manifest's length is impossible";
+            return -1;
+        }
+        if ((s->mf = malloc((size_t)a)) == NULL) {
+            s->why = "out of memory for the index";
+            return -1;
+        }
+        s->mf_len = (size_t)a;
+        return k;
+    }
+    if (s->mf_at == s->mf_len) {
+        s->why = "bytes after the manifest";
+        return -1;
+    }
+    size_t k = n < s->mf_len - s->mf_at ? n : s->mf_len - s->mf_at;
+    memcpy(s->mf + s->mf_at, p, k);
+    s->mf_at += k;
+    if (s->mf_at == s->mf_len) {
+        const char *why;
+        if (mf_decode(s->mf, s->mf_len, s->x->total, &s->x->mf, &why) != 0) {
+            s->why = why;
+            return -1;
+        }
+        s->x->has_mf = true;
+    }
+    return (int)k;
+}
+
+/* Whether the notes (flag 2) are all read. */
+static bool idx_notes_done(const struct idx_parse *s)
+{
+    return !s->flag_notes || (s->x->notes != NULL && s->x->nnotes == s->nnotes_want &&
+                              s->note_left == 0);
+}
 
 /* After the pieces, with flag 1: the count of bad ranges, then each as
  * (gap from the previous one's end: >= 1 but for the first, length >= 1).
@@ -186,6 +238,9 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
     if (s->k == s->x->n && s->flag_bad &&
         (s->x->bad == NULL || s->x->nbad < s->nbad_want))
         return idx_bad_record(s, p, n);
+    if (s->k == s->x->n && s->flag_mf && (!s->flag_bad || s->x->bad != NULL) &&
+        idx_notes_done(s))
+        return idx_mf_record(s, p, n);
     if (s->k == s->x->n && s->flag_notes)
         return idx_note_record(s, p, n);
     uint64_t h, clen;
@@ -319,6 +374,10 @@ static int idx_walk_members(struct idx_parse *s, int fd, uint64_t from, uint64_t
         s->why = "the index's notes are cut short";
         return -1;
     }
+    if (s->flag_mf && (s->mf == NULL || s->mf_at != s->mf_len)) {
+        s->why = "the index's manifest is cut short";
+        return -1;
+    }
     return 0;
 short_read:
     if (errno != EIO) {
@@ -341,7 +400,7 @@ static const char *idx_footer(const uint8_t *f, uint64_t size, struct idx *x)
         return "the footer's checksum does not match";
     if (f[16] != 1)
         return "unknown index version";
-    if ((f[17] & ~(IDX_FLAG_BAD | IDX_FLAG_NOTES)) != 0 || f[18] != 0 || f[19] != 0)
+    if ((f[17] & ~(IDX_FLAG_BAD | IDX_FLAG_NOTES | IDX_FLAG_MANIFEST)) != 0 || f[18] != 0 || f[19] != 0)
         return "unknown index flags";
     x->total = le_get64(f + 20);
     x->data_len = le_get64(f + 28);
@@ -453,10 +512,12 @@ static int idx_load_in(int fd, uint64_t base, uint64_t file_size, struct idx *x,
     if (x->p == NULL)
         return idx_reject(x, "the index is too large for memory", why, whylen);
     struct idx_parse s = {.x = x, .flag_bad = (f[17] & IDX_FLAG_BAD) != 0,
-                          .flag_notes = (f[17] & IDX_FLAG_NOTES) != 0};
+                          .flag_notes = (f[17] & IDX_FLAG_NOTES) != 0,
+                          .flag_mf = (f[17] & IDX_FLAG_MANIFEST) != 0};
     uint32_t pcrc;
     uint64_t from = base + x->data_len;
     int mr = idx_members(&s, fd, from, from + x->index_len, &pcrc, err);
+    free(s.mf);
     if (mr == -2) {
         idx_free(x);
         return -1;
@@ -492,4 +553,6 @@ void idx_free(struct idx *x)
     x->notes = NULL;
     x->nnotes = 0;
     x->nbad = 0;
+    mf_free(&x->mf);
+    x->has_mf = false;
 }

@@ -19,6 +19,7 @@
 #include "err.h"
 #include "gzip.h"
 #include "idx_fmt.h"
+#include "mf.h"
 #include "range.h"
 
 /* Memory for the piece table at most (24 bytes a piece: 44 million pieces,
@@ -48,6 +49,8 @@ struct idx {
     char **notes;         /* what the compressor said of its input, or NULL */
     size_t nnotes;
     bool trailer_mismatch; /* idx_load_salvage: the trailer disagrees */
+    struct mf mf;         /* the manifest (footer flag 4), when has_mf */
+    bool has_mf;
 };
 
 /* Load the index of the spigz file open on fd, whose data member starts at

@@ -11,9 +11,14 @@ depend on the zlib version at hand).
     python3 tests/golden/mkgolden.py [--out DIR]      write the golden set
     python3 tests/golden/mkgolden.py --check DIR      compare DIR with what
                                                       this program writes
-    python3 tests/golden/mkgolden.py --renote NAME NOTES.json --out FILE
+    python3 tests/golden/mkgolden.py [--renote NAME NOTES.json]
+                                     [--remanifest NAME MANIFEST.bin] --out FILE
         the golden file NAME with other notes (tests/golden.sh: spigz's own
-        notes, whose wording is the CLI's, not the format's)
+        notes, whose wording is the CLI's, not the format's) and with a
+        manifest's bytes after them (spigz's own, whose entries golden.sh
+        checks one by one: the date and host are not the format's)
+    python3 tests/golden/mkgolden.py --digest NAME
+        the image digest (FORMAT.md 2.3) of the golden file NAME
 
 THE GOLDEN FILES ARE REGENERATED ONLY ON PURPOSE.  tests/golden.sh fails when
 spigz stops reading them, or stops writing the same bytes for the same
@@ -381,6 +386,130 @@ def leb(v):
             return bytes(out)
 
 
+# FORMAT.md 2.2: the manifest's entry types.
+MF_TEXT, MF_UINT, MF_BYTES, MF_RANGES = 1, 2, 3, 4
+
+
+def ranges_value(ranges):
+    """A ranges value: the count, then (gap, length) pairs (FORMAT.md 2.2)."""
+    out, end = bytearray(leb(len(ranges))), 0
+    for off, ln in ranges:
+        assert ln >= 1 and (off > end or (end == 0 and off >= 0))
+        out += leb(off - end) + leb(ln)
+        end = off + ln
+    return bytes(out)
+
+
+def manifest_bytes(entries):
+    """FORMAT.md 2.2: the count, then each entry as its key's length and
+    bytes, its type, its value's length and bytes.  entries: (key, type,
+    value) with value a str, an int, bytes, a list of (offset, length), or
+    for a type this writer does not know, its raw bytes."""
+    out = bytearray(leb(len(entries)))
+    seen = set()
+    for key, typ, val in entries:
+        k = key.encode("ascii")
+        assert 1 <= len(k) <= 64 and all(c in b"abcdefghijklmnopqrstuvwxyz0123456789._-" for c in k)
+        assert key not in seen
+        seen.add(key)
+        if typ == MF_TEXT:
+            v = val.encode("utf-8")
+            assert len(v) <= 4096 and printable(val)
+        elif typ == MF_UINT:
+            v = leb(val)
+        elif typ == MF_BYTES:
+            v = bytes(val)
+            assert len(v) <= 64
+        elif typ == MF_RANGES:
+            v = ranges_value(val)
+        else:
+            v = bytes(val)
+        out += bytes([len(k)]) + k + bytes([typ]) + leb(len(v)) + v
+    return bytes(out)
+
+
+def tree_digest(chunks):
+    """FORMAT.md 2.3: SHA-256 of each 4 KiB block (the last may be shorter),
+    SHA-256 of each run of 256 of those, SHA-256 of those and the length as
+    8 bytes little-endian.  chunks: bytes, or an int for that many zeros."""
+    zleaf = hashlib.sha256(bytes(4096)).digest()
+    zgroup = hashlib.sha256(zleaf * 256).digest()
+    top, group, leaves, part, total = hashlib.sha256(), hashlib.sha256(), 0, bytearray(), 0
+
+    def leaf(h):
+        nonlocal group, leaves
+        group.update(h)
+        leaves += 1
+        if leaves == 256:
+            top.update(group.digest())
+            group, leaves = hashlib.sha256(), 0
+
+    for c in chunks:
+        if isinstance(c, int):
+            total += c
+            n = c
+            if part:
+                k = min(4096 - len(part), n)
+                part += bytes(k)
+                n -= k
+                if len(part) == 4096:
+                    leaf(hashlib.sha256(part).digest())
+                    part = bytearray()
+            while n >= 4096:
+                if leaves == 0 and n >= 4096 * 256:
+                    top.update(zgroup)
+                    n -= 4096 * 256
+                else:
+                    leaf(zleaf)
+                    n -= 4096
+            part += bytes(n)
+        else:
+            total += len(c)
+            part += c
+            while len(part) >= 4096:
+                leaf(hashlib.sha256(part[:4096]).digest())
+                del part[:4096]
+    if part:
+        leaf(hashlib.sha256(part).digest())
+    if leaves:
+        top.update(group.digest())
+    top.update(struct.pack("<Q", total))
+    return top.digest()
+
+
+def manifest_json(entries):
+    """What spigz -l --format=json prints of a manifest: dotted keys as
+    nested objects; text a string, a number, bytes in hex, ranges counted."""
+    out, prev, depth_open = "{", None, 0
+    for key, typ, val in entries:
+        segs = key.split(".")
+        keep = 0
+        if prev is not None:
+            while keep < len(prev) - 1 and keep < len(segs) - 1 and prev[keep] == segs[keep]:
+                keep += 1
+        keep = min(keep, depth_open)
+        out += "}" * (depth_open - keep)
+        depth_open = keep
+        if prev is not None:
+            out += ","
+        while depth_open < len(segs) - 1:
+            out += jstr(segs[depth_open]) + ":{"
+            depth_open += 1
+        out += jstr(segs[-1]) + ":"
+        if typ == MF_TEXT:
+            out += jstr(val)
+        elif typ == MF_UINT:
+            out += "%d" % val
+        elif typ == MF_BYTES:
+            out += '"' + bytes(val).hex() + '"'
+        elif typ == MF_RANGES:
+            out += '{"ranges":%d,"bytes":%d}' % (len(val), sum(n for _, n in val))
+        else:
+            out += '{"type":%d,"length":%d}' % (typ, len(bytes(val)))
+        prev = segs
+    return out + "}" * depth_open + "}"
+
+
 class Piece:
     def __init__(self, kind, ulen, segs, crc):
         self.kind, self.ulen, self.segs, self.crc = kind, ulen, segs, crc
@@ -413,8 +542,9 @@ def inflate_piece(p):
     return out
 
 
-def index_payload(pieces, bad=None, notes=None):
-    """FORMAT.md 2: records, then the bad-range list, then the notes."""
+def index_payload(pieces, bad=None, notes=None, manifest=None):
+    """FORMAT.md 2: records, then the bad-range list, then the notes, then
+    the manifest (its length, then its bytes)."""
     out = bytearray()
     for p in pieces:
         out += leb(p.ulen * 2 + p.kind) + leb(p.clen)
@@ -434,6 +564,9 @@ def index_payload(pieces, bad=None, notes=None):
             raw = t.encode("utf-8")
             assert 1 <= len(raw) <= 1024 and printable(t)
             out += leb(len(raw)) + raw
+    if manifest:
+        assert 1 <= len(manifest) <= 16 << 20
+        out += leb(len(manifest)) + manifest
     return bytes(out)
 
 
@@ -487,7 +620,9 @@ class Golden:
     and the footer unless index is False."""
 
     def __init__(self, name, header, pieces, index=True, bad=None, notes=None,
-                 split=None, about="", spigz=None):
+                 split=None, about="", spigz=None, manifest=None, manifest_raw=None):
+        """manifest: (key, type, value) entries, the image digest appended;
+        manifest_raw: a manifest's bytes as they are (--remanifest)."""
         self.name, self.about, self.spigz = name, about, spigz
         self.pieces, self.bad, self.notes = pieces, bad, notes
         self.header = header
@@ -499,10 +634,15 @@ class Golden:
         segs.append(b"\x03\x00" + struct.pack("<II", self.crc, self.total & 0xffffffff))
         self.data_len = seg_len(segs)
         self.index = index
+        self.mf = None
+        if manifest is not None:
+            self.mf = list(manifest) + [("image.sha256-tree", MF_BYTES,
+                                          tree_digest(self.image_chunks()))]
+            manifest_raw = manifest_bytes(self.mf)
         if index:
-            payload = index_payload(pieces, bad, notes)
+            payload = index_payload(pieces, bad, notes, manifest_raw)
             members = index_members(payload, split)
-            flags = (1 if bad else 0) | (2 if notes else 0)
+            flags = (1 if bad else 0) | (2 if notes else 0) | (4 if manifest_raw else 0)
             segs.append(members)
             segs.append(footer(flags, self.total, self.data_len, len(header), len(members),
                                len(pieces), zlib.crc32(payload)))
@@ -543,7 +683,7 @@ class Golden:
         return list_outputs(self.name, self.size, len(self.header), self.total & 0xffffffff,
                             self.total, self.index, self.crc, mtime,
                             self.data_len - len(self.header) - 8 if self.index else None,
-                            self.notes or ())
+                            self.notes or (), self.mf)
 
     # FORMAT.md 6: one point per piece (compressed offset header_len + the
     # piece's offset in the deflate stream, decoded offset its uoff), then
@@ -583,7 +723,7 @@ class Golden:
 # copied from a run.
 
 def list_outputs(fname, size, header_len, isize, total, exact, crc, mtime, deflated=None,
-                 notes=()):
+                 notes=(), mf=None):
     """-l's text and JSON.  Exact (from the index): the content's length, and
     the ratio of the deflate stream to it; else gzip's figures: ISIZE, and
     the file less the header and trailer, the length of all members apart."""
@@ -601,6 +741,8 @@ def list_outputs(fname, size, header_len, isize, total, exact, crc, mtime, defla
                         "" if exact else ',"all_members":%d' % total, crc, mtime)
     if notes:
         js += ',"notes":[' + ",".join(jstr(t) for t in notes) + "]"
+    if mf:
+        js += ',"manifest":' + manifest_json(mf)
     return text, js + "}\n"
 
 
@@ -729,6 +871,38 @@ def golden_set():
                      about="a reader's cases: FEXTRA/FCOMMENT/FHCRC, fixed and mixed "
                            "blocks, zero pieces of 1-3 bytes, payload split in 13 members, "
                            "64 notes, flags 3"))
+
+    # Flag 4: the manifest (FORMAT.md 2.2), after the notes; every type of
+    # entry, and a newer writer's of a type this one does not know (kept,
+    # skipped); the payload split so that the manifest spans members.  The
+    # image digest (2.3) is appended by Golden.
+    disk = mbr_disk("manifest")
+    mf = [("spigz.version", MF_TEXT, "0.1.0"), ("options.level", MF_UINT, 0),
+          ("options.piece", MF_UINT, M), ("options.zero-run", MF_UINT, 16 * K),
+          ("options.free", MF_TEXT, "zero"), ("host", MF_TEXT, "golden"),
+          ("source.path", MF_TEXT, "/dev/sdz"), ("source.kind", MF_TEXT, "block device"),
+          ("source.size", MF_UINT, 2 * M),
+          ("source.model", MF_TEXT, "Golden disk \u00e9 \"quoted\""),
+          ("source.sector", MF_UINT, 512), ("source.physical-sector", MF_UINT, 4096),
+          ("table.type", MF_TEXT, "dos"), ("table.id", MF_TEXT, "1a2b3c4d"),
+          ("part.1.start", MF_UINT, M), ("part.1.size", MF_UINT, 100000 * 512),
+          ("part.1.type", MF_TEXT, "0x83"), ("part.1.type-name", MF_TEXT, "Linux"),
+          ("part.1.read-whole", MF_TEXT, "the partition lies outside the disk"),
+          ("free.bytes", MF_UINT, 2 * M - 12288), ("free.ranges", MF_UINT, 2),
+          ("free.map", MF_RANGES, [(4096, M - 4096), (M + 8192, M - 8192)]),
+          ("zz.newer", 9, b"\x00\x01\x02")]
+    gs.append(Golden("m1.gz", hdr0, [
+        data_piece(disk[0]), zero(disk[1]), data_piece(disk[2]), zero(disk[3])],
+        notes=["a note before the manifest"], manifest=mf, split=[5, 40, 3, 700],
+        about="flags 2 and 4: notes, then a manifest of every entry type (and an "
+              "unknown one), split across index members; its image digest"))
+    # Flag 4 alone: what spigz -n writes from a pipe (version, options, digest).
+    a = text_bytes(6000, "m1min") + bytes(10000)
+    gs.append(Golden("m1-min.gz", hdr0, [
+        data_piece(a), zero(20 * K), data_piece(rand_bytes(5000, "m1min"))],
+        manifest=[("spigz.version", MF_TEXT, "0.1.0"), ("options.level", MF_UINT, 0),
+                  ("options.piece", MF_UINT, M), ("options.zero-run", MF_UINT, 16 * K)],
+        about="flag 4 alone: a manifest as from a pipe with -n; a last block of 904 bytes"))
 
     # 1 GiB zero pieces: the largest spigz writes, and the rest of a run.
     gs.append(Golden("v1-big.gz", hdr0, [
@@ -888,10 +1062,23 @@ def gzip_file(data, name=None, mtime=0, xfl=0):
         struct.pack("<II", zlib.crc32(data), len(data) & 0xffffffff)
 
 
-def renote(name, notes):
+def renote(name, notes, manifest_raw=None):
+    """The golden file name with other notes (None: its own) and a manifest's
+    bytes after them: what spigz writes for its content (tests/golden.sh,
+    which checks that manifest's entries on their own)."""
     for g in golden_set():
         if not isinstance(g, tuple) and g.name == name:
-            return Golden(g.name, g.header, g.pieces, bad=g.bad, notes=notes).bytes()
+            return Golden(g.name, g.header, g.pieces, bad=g.bad,
+                          notes=g.notes if notes is None else notes,
+                          manifest_raw=manifest_raw).bytes()
+    raise SystemExit("no golden file " + name)
+
+
+def image_digest(name):
+    """The tree digest (FORMAT.md 2.3) of a golden file's image, in hex."""
+    for g in golden_set():
+        if not isinstance(g, tuple) and g.name == name:
+            return tree_digest(g.image_chunks()).hex()
     raise SystemExit("no golden file " + name)
 
 
@@ -900,12 +1087,23 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--check", metavar="DIR")
     ap.add_argument("--renote", nargs=2, metavar=("NAME", "NOTES_JSON"))
+    ap.add_argument("--remanifest", nargs=2, metavar=("NAME", "MANIFEST_BIN"))
+    ap.add_argument("--digest", metavar="NAME")
     a = ap.parse_args()
-    if a.renote:
-        with open(a.renote[1], encoding="utf-8") as f:
-            notes = json.load(f)
+    if a.digest:
+        print(image_digest(a.digest))
+        return 0
+    if a.renote or a.remanifest:
+        name = (a.renote or a.remanifest)[0]
+        notes = raw = None
+        if a.renote:
+            with open(a.renote[1], encoding="utf-8") as f:
+                notes = json.load(f)
+        if a.remanifest:
+            with open(a.remanifest[1], "rb") as f:
+                raw = f.read()
         with open(a.out, "wb") as f:
-            f.write(renote(a.renote[0], notes))
+            f.write(renote(name, notes, raw))
         return 0
     files = build()
     if a.check:

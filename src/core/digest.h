@@ -1,0 +1,63 @@
+/* digest.h — the image digest: SHA-256 over 4 KiB blocks, in groups of 256
+ * (doc/FORMAT.md §2.3), recorded in a backup's manifest and checked by -t.
+ *
+ * A plain SHA-256 of the image would cost every byte of every zero run: a
+ * 500 GB disk that is mostly empty would hash for minutes while spigz
+ * itself skips it in seconds.  The tree makes a zero block's hash a
+ * constant and a whole 1 MiB group of zero blocks one 32-byte input, and
+ * lets the blocks of a data chunk be hashed by the worker that compresses
+ * (or decodes) it, in parallel, while the ordered writer folds them in.
+ * The digest is a function of the content alone: not of the pieces, the
+ * options, the threads or the kind of input.
+ *
+ * Contract: a dg_leafer and a dg each belong to one thread at a time (a
+ * leafer per worker; the dg to the thread that sees the content in order).
+ * Nothing prints or exits; OpenSSL's libcrypto does the hashing, and a
+ * failure of it returns -1 (never seen: it allocates nothing per call).
+ */
+#ifndef SPIGZ_DIGEST_H
+#define SPIGZ_DIGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DG_LEN 32          /* SHA-256 */
+#define DG_BLOCK 4096      /* a leaf: 4 KiB of the content */
+#define DG_GROUP 256       /* leaves per group: 1 MiB */
+
+/* A worker's hasher of whole blocks. */
+struct dg_leafer;
+struct dg_leafer *dg_leafer_new(void);
+void dg_leafer_free(struct dg_leafer *l);
+
+/* The leaves of the len / DG_BLOCK whole blocks at buf[0..len), which must
+ * start at a block boundary of the content, into out (DG_LEN bytes each).
+ * The bytes after the last whole block are left to dg_add.  0 or -1. */
+int dg_leaves(struct dg_leafer *l, const uint8_t *buf, size_t len, uint8_t *out);
+
+/* The running digest of a content seen in order. */
+struct dg;
+struct dg *dg_new(void);
+void dg_free(struct dg *d);
+
+/* The next len bytes of the content.  leaves: dg_leaves() of buf, or NULL
+ * (used only when the content so far ends on a block boundary, as it does
+ * when buf's content offset does).  0 or -1. */
+int dg_add(struct dg *d, const uint8_t *buf, size_t len, const uint8_t *leaves);
+
+/* The next n bytes of the content are zeros: a whole group in one step. */
+int dg_zeros(struct dg *d, uint64_t n);
+
+/* The digest of everything added (its length included).  0 or -1; d may
+ * not be used after. */
+int dg_final(struct dg *d, uint8_t out[DG_LEN]);
+
+/* The bytes added so far. */
+uint64_t dg_length(const struct dg *d);
+
+/* The digest as "sha256-tree:" and 64 hex digits, into b (at least
+ * DG_TEXT_LEN bytes). */
+#define DG_TEXT_LEN 80
+char *dg_text(const uint8_t d[DG_LEN], char *b);
+
+#endif
