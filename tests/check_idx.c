@@ -1605,6 +1605,39 @@ START_TEST(manifest_rejected)
 }
 END_TEST
 
+/* A long note (or the manifest) appended when the records have filled the
+ * writer's buffer to within a note of its end: it must go through the
+ * spill, not past the buffer (ASan saw 419 bytes written past it before
+ * appends went in record-sized steps).  The payload comes out whole. */
+START_TEST(long_note_at_the_spill_point)
+{
+    struct sp_err err = {0};
+    struct idx_w *w = idx_w_new(false, &err);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_uint_eq(idx_rec_size(true, 1 << 20, 1000), 10);
+    size_t k = (IDX_SPILL - 608) / 10; /* 8388000 bytes of records */
+    for (size_t i = 0; i < k; i++)
+        ck_assert_int_eq(idx_w_add(w, true, 1 << 20, 1000, (uint32_t)i, &err), 0);
+    static char note[IDX_NOTE_MAX + 1];
+    memset(note, 'n', IDX_NOTE_MAX);
+    const char *notes[] = {note};
+    ck_assert_int_eq(idx_w_add_notes(w, notes, 1, &err), 0);
+    int fd = tmpfile_fd();
+    static struct out o;
+    out_init(&o, fd);
+    ck_assert_int_eq(idx_w_finish(w, &o, (uint64_t)k << 20, 1000 * k + 20, 10), 0);
+    ck_assert_int_eq(out_flush(&o), 0);
+    idx_w_free(w);
+    uint64_t payload = 10 * (uint64_t)k + 1 + 2 + IDX_NOTE_MAX;
+    struct buf all = slurp(fd);
+    ck_assert_uint_eq(all.n, idx_len(payload));
+    /* the note's bytes end the payload, in the last member */
+    ck_assert(memmem(all.p + all.n - IDX_FOOTER_LEN - 10 - 2000, 2000, note, IDX_NOTE_MAX) != NULL);
+    free(all.p);
+    close(fd);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("idx");
@@ -1633,6 +1666,7 @@ int main(void)
     tcase_add_test(t, not_seekable_is_a_read_error_or_no_index);
     tcase_add_test(t, manifest_round_trip);
     tcase_add_test(t, manifest_rejected);
+    tcase_add_test(t, long_note_at_the_spill_point);
     suite_add_tcase(s, t);
     return run_suite(s);
 }
