@@ -21,7 +21,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FUZZ_DIR:-${TMPDIR:-/tmp}/spigz-fuzz}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-decode index layout resync gzx}
+targets=${FUZZ_TARGETS:-decode index layout resync gzx manifest}
 build_only=false
 secs=30
 case ${1:-} in
@@ -46,14 +46,14 @@ if [ ! -f "$dir/cfg/config.h" ] || [ "$top/configure" -nt "$dir/cfg/config.h" ];
     fi
     (cd "$dir/cfg" && "$cfgtop/configure" -q CC="$cc" >/dev/null)
 fi
-libs="-lz -pthread"
+libs="-lz $(pkg-config --libs libcrypto) -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
     libs="-ldeflate $libs"
 fi
 # ISA-L (levels 1 to 3, the inflate of foreign files) and the layout
 # readers' libraries, where configure found them
 layout_cflags=
-for lib in ISAL:libisal BLKID:blkid EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
+for lib in ISAL:libisal BLKID:blkid FDISK:fdisk EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
     if grep -q "^#define HAVE_${lib%%:*} 1" "$dir/cfg/config.h"; then
         # shellcheck disable=SC2086 # ${lib#*:} is a list of packages
         libs="$(pkg-config --libs ${lib#*:}) $libs"
@@ -107,7 +107,7 @@ for t in $targets; do
     # fuzz/make-corpus.sh regenerates.
     regress=
     [ -d "$top/fuzz/regress/$t" ] && regress=$top/fuzz/regress/$t
-    # seeds: committed for decode, index and gzx; made by the mkfs tools for
+    # seeds: committed for decode, index, gzx and manifest; made by the mkfs tools for
     # layout (megabytes of images, mostly zeros: not committed)
     seeds=$top/fuzz/corpus/$t max_len=1048576
     [ "$t" = resync ] && seeds=$top/fuzz/corpus/decode # damaged gzip: its files

@@ -266,6 +266,8 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
          * hold", where the manifest records its digest (--salvage's zeros
          * would differ from it by design) */
         .digest = c->mode == MODE_TEST && !c->salvage,
+        /* --compare skips what a --free=zero backup calls free */
+        .free_map = c->mode == MODE_COMPARE,
     };
     struct sp_err err = {0};
     /* --range reads an unknown part of the input: no total, no percent. */
@@ -303,7 +305,8 @@ int cd_run(struct cli *c, struct cli_job *j, struct osink *o, struct dec_stats *
         cli_stop_on(c, &err);
         free(st->bad);
         free(st->unread);
-        st->bad = st->unread = NULL;
+        free(st->free);
+        st->bad = st->unread = st->free = NULL;
         dec_notes_free(st->notes, st->nnotes);
         st->notes = NULL;
         st->nnotes = 0;

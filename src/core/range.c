@@ -26,3 +26,33 @@ size_t sp_ranges_normalize(struct sp_range *r, size_t n)
     }
     return m;
 }
+
+int sp_ranges_subtract(const struct sp_range *a, size_t na, const struct sp_range *b, size_t nb,
+                       uint64_t shift, struct sp_range **out, size_t *nout, uint64_t *removed)
+{
+    /* a piece of a ends at a range of b or at a's own end: at most na + nb */
+    size_t m = 0, j = 0;
+    struct sp_range *r = malloc((na + nb + 1) * sizeof *r);
+    if (r == NULL)
+        return -1;
+    *removed = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint64_t off = a[i].off, end = a[i].off + a[i].len;
+        while (j < nb && b[j].off + b[j].len <= shift + off)
+            j++; /* b's ranges wholly before this one (a is sorted too) */
+        for (size_t k = j; k < nb && off < end && b[k].off < shift + end; k++) {
+            uint64_t bo = b[k].off > shift ? b[k].off - shift : 0;
+            uint64_t be = b[k].off + b[k].len - shift;
+            if (bo > off)
+                r[m++] = (struct sp_range){off, bo - off};
+            uint64_t cut_off = bo > off ? bo : off, cut_end = be < end ? be : end;
+            *removed += cut_end - cut_off;
+            off = cut_end;
+        }
+        if (off < end)
+            r[m++] = (struct sp_range){off, end - off};
+    }
+    *out = r;
+    *nout = m;
+    return 0;
+}

@@ -17,4 +17,13 @@ struct sp_range {
  * salvage's producer and writer, two lists' union). */
 size_t sp_ranges_normalize(struct sp_range *r, size_t n);
 
+/* a[0..na) less b[0..nb), b's offsets taken less shift (b in a content
+ * whose byte `shift` is a's byte 0; b's bytes before shift are ignored):
+ * *out malloc'd (the caller frees), *nout ranges, *removed the bytes of a
+ * that b covered.  Both lists sorted and disjoint.  0, or -1 out of memory.
+ * For --compare: the differences less what the backup's free map calls
+ * free. */
+int sp_ranges_subtract(const struct sp_range *a, size_t na, const struct sp_range *b, size_t nb,
+                       uint64_t shift, struct sp_range **out, size_t *nout, uint64_t *removed);
+
 #endif

@@ -687,6 +687,8 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     st->indexed = rc != 1;
     st->have_header = true;
     st->hdr = x->hdr;
+    if (rc == 0 && o->free_map && x->has_mf && mf_get(&x->mf, "options.free") != NULL)
+        st->free_unmapped = mf_ranges(mf_get(&x->mf, "free.map"), &st->free, &st->nfree) != 0;
     if (rc == 0 && x->nbad > 0 && (st->unread = malloc(x->nbad * sizeof *st->unread)) != NULL) {
         memcpy(st->unread, x->bad, x->nbad * sizeof *st->unread);
         st->nunread = (size_t)x->nbad;

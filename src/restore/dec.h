@@ -54,6 +54,8 @@ struct dec_opts {
     struct sp_progress *progress; /* counters to advance, or NULL (below) */
     bool salvage;         /* --salvage: restore what is intact (below) */
     bool no_fast;         /* sequential: zlib only, never ISA-L (unz.h) */
+    bool free_map;        /* through an index whose manifest holds the free
+                             map (--free=zero): hand it over (st->free) */
     bool digest;          /* through an index whose manifest records the
                              image digest (digest.h), the whole content
                              decoded: check it (a difference is SP_ERR_CHECK) */
@@ -95,6 +97,13 @@ struct dec_stats {
     size_t nunread;
     bool digest_checked;     /* o->digest: the image digest was checked, and
                                 holds */
+    /* o->free_map: the content's ranges the backup coded as zeros unread
+     * because a filesystem called them free (--free=zero); malloc'd, the
+     * caller frees them.  free_unmapped: it was made with --free=zero but
+     * its map was not kept (too large), or could not be read here. */
+    struct sp_range *free;
+    size_t nfree;
+    bool free_unmapped;
     /* Through an index with notes (what the compressor said of its input:
      * a disk whose layouts disagreed, a damaged filesystem): malloc'd
      * strings, the caller frees them (dec_notes_free). */
