@@ -245,4 +245,23 @@ ncached=$(fincore -nb -o RES "$IMG" | tr -d ' ')
 check "a file keeps its page cache by default (${fcached} bytes), --nocache drops it (${ncached} bytes)" \
     sh -c "[ '$fcached' -gt $((30 * M)) ] && [ '$ncached' -lt $((2 * M)) ]"
 
+section "a whole disk onto a larger device: said, and for a GPT the command that moves its backup header"
+truncate -s 40M "$T/gpt.img"
+printf 'label: gpt\nstart=2048, size=20480\n' | sfdisk -q "$T/gpt.img"
+"$SPIGZ" -c "$T/gpt.img" > "$T/gpt.gz"
+fill "$BIG" $((64 * M))
+"$SPIGZ" -d -f -o "$BIG" "$T/gpt.gz" 2> "$T/err"; s=$?
+check "restored onto a 64 MiB device: status $s ($(head -c 300 "$T/err"))" [ "$s" -eq 0 ]
+check "... says the device is larger, and by how much" \
+    grep -q "the device (64.0 MiB) is larger than the image (40.0 MiB): the 24.0 MiB after it is in no partition" "$T/err"
+check "... names the command for the GPT's backup header" grep -q "sfdisk --relocate gpt-bak-std $BIG" "$T/err"
+sfdisk -l "$BIG" 2>&1 | grep -q "backup GPT table is not on the end"
+check "... which sfdisk sees (before the command)" [ $? -eq 0 ]
+sfdisk -q --relocate gpt-bak-std "$BIG" > /dev/null 2>&1
+sfdisk -l "$BIG" 2>&1 | grep -q "backup GPT table is not on the end"
+check "... and the command given fixes (sfdisk no longer complains)" [ $? -ne 0 ]
+"$SPIGZ" -d -f -o "$BIG" "$T/img.gz" 2> "$T/err"
+check "an image without a GPT: the size said, no GPT command" \
+    sh -c "grep -q 'is larger than the image' '$T/err' && ! grep -q relocate '$T/err'"
+
 finish

@@ -10,6 +10,8 @@
 #include "cli_vol.h"
 #include "cmd_decompress.h"
 #include "dec.h"
+#include "io.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+static void cd_larger_device(struct cli *c, const char *dev, int fd, uint64_t image,
+                             uint64_t size);
 
 /* ---- names ---- */
 
@@ -431,6 +436,8 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     osink_set_discard(&o, c->discard);
     bool ran = ok;
     ok = ok && cd_run(c, j, &o, &st) == 0;
+    if (ok && o.device && !c->range && c->partition == 0 && o.dev_size > st.out_bytes)
+        cd_larger_device(c, out_path, j->out_fd, st.out_bytes, o.dev_size);
     uint64_t wrote = o.written + atomic_load(&o.offloaded);
     if (ran && !ok && o.device && wrote > 0) /* the device is not what it was, nor the image */
         cli_msg("%s: restore failed after %llu bytes of the image were written: the device "
@@ -449,6 +456,42 @@ static void cd_to_file(struct cli *c, struct cli_job *j, const char *out_path, b
     }
     if (cli_out_finish(c, j, ok, remove && ok, mtp))
         cd_report(c, j, &st, remove ? "replaced with" : "created");
+}
+
+/* A whole image restored onto a larger device: said (not a warning: the
+ * image is whole), and for a GPT, whose backup header the image put at
+ * its own end, not the device's, the command that moves it there (the
+ * kernel and fdisk complain of it until then; partclone and Clonezilla
+ * leave it to sgdisk -e too).  The header is read back from the device
+ * (aligned: the descriptor may be O_DIRECT), at LBA 1 of 512- or
+ * 4096-byte sectors. */
+static void cd_larger_device(struct cli *c, const char *dev, int fd, uint64_t image,
+                             uint64_t size)
+{
+    char a[TXT_SIZE_LEN], b[TXT_SIZE_LEN], d[TXT_SIZE_LEN], self[64];
+    if (c->quiet)
+        return;
+    cli_msg("%s: the device (%s) is larger than the image (%s): the %s after it is in no "
+            "partition", dev, txt_size(a, sizeof a, (double)size),
+            txt_size(b, sizeof b, (double)image), txt_size(d, sizeof d, (double)(size - image)));
+    /* the output is open for writing only: the same open device again,
+     * for reading, through its descriptor (not its name) */
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int rfd = open(self, O_RDONLY | O_CLOEXEC);
+    uint8_t *h = NULL;
+    if (rfd < 0 || posix_memalign((void **)&h, 4096, 8192) != 0) {
+        if (rfd >= 0)
+            close(rfd);
+        return;
+    }
+    if (io_pread_exact(rfd, h, 8192, 0) == 0 &&
+        (memcmp(h + 512, "EFI PART", 8) == 0 || memcmp(h + 4096, "EFI PART", 8) == 0))
+        cli_msg("%s: its GPT's backup header lies where the image ends, not at the device's "
+                "end: `sfdisk --relocate gpt-bak-std %s` (or sgdisk -e) moves it there, then the "
+                "last partition can grow "
+                "(growpart, parted resizepart)", dev, dev);
+    free(h);
+    close(rfd);
 }
 
 /* ---- one input ---- */
