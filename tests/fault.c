@@ -8,6 +8,10 @@
  *                            before reading anything (a signal arrived)
  *   FAULT_FSYNC_EIO=dir|file fsync of a directory (or of a regular file)
  *                            fails with EIO
+ *   FAULT_FSYNC_STALL_DIR=D  fsync of a block device writes a line to the
+ *                            FIFO D/stalled, then waits until D/go is
+ *                            written to (a device flushing its cache: the
+ *                            test acts meanwhile, as with FAULT_STALL_*)
  *   FAULT_STALL_AFTER=N FAULT_STALL_DIR=D
  *                            the first read of a file that would pass N bytes
  *                            in all writes a line to the FIFO D/stalled, then
@@ -292,7 +296,14 @@ int fsync(int fd)
     if (real == NULL)
         real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
     const char *what = getenv("FAULT_FSYNC_EIO");
+    const char *stall = getenv("FAULT_FSYNC_STALL_DIR");
     struct stat st;
+    if (stall != NULL && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode)) {
+        int saved = errno; /* a device's cache being flushed: held */
+        fault_fifo(stall, "stalled", 1);
+        fault_fifo(stall, "go", 0);
+        errno = saved;
+    }
     if (what != NULL && fstat(fd, &st) == 0 &&
         ((strcmp(what, "dir") == 0 && S_ISDIR(st.st_mode)) ||
          (strcmp(what, "file") == 0 && S_ISREG(st.st_mode)))) {

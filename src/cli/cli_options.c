@@ -3,6 +3,7 @@
  * --version, --license.  See cli_options.h. */
 #include "config.h"
 #include "cli.h"
+#include "cli_progress.h"
 #include "cli_options.h"
 #include "compress.h"
 #include "engine.h"
@@ -343,7 +344,7 @@ static const struct cli_long cli_longs[] = {
     {"partition", KEY_PARTITION, OPT_ARG},
     {"estimate", KEY_ESTIMATE, OPT_OPTIONAL}, {"map", KEY_MAP, OPT_NONE},
     {"seed", KEY_SEED, OPT_ARG},    {"format", KEY_FORMAT, OPT_ARG},
-    {"progress", KEY_PROGRESS, OPT_NONE}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
+    {"progress", KEY_PROGRESS, OPT_OPTIONAL}, {"no-progress", KEY_NO_PROGRESS, OPT_NONE},
     {"recursive", 'r', OPT_NONE},   {"license", 'L', OPT_NONE},
     {"rsyncable", KEY_RSYNCABLE, OPT_NONE},
     {"free", KEY_FREE, OPT_ARG},     {"force-mounted", KEY_FORCE_MOUNTED, OPT_NONE},
@@ -382,6 +383,35 @@ static void cli_estimate(struct cli *c, const char *arg)
         cli_usage_error("invalid --estimate '%s' (expected sample or full)", arg);
     c->est_size = true;
     c->mode = MODE_ESTIMATE;
+}
+
+/* --progress[=line|log[:N|:N%]]: the live line (the default), or plain
+ * lines for logs every N seconds (60) or N percent. */
+static void cli_progress_kind(const char *arg)
+{
+    struct cli_prog_log log = {.prog = cli_prog, .every_pct = 10};
+    if (arg == NULL || strcmp(arg, "line") == 0) {
+        cli_prog_set_log(&log); /* off */
+        return;
+    }
+    log.on = true;
+    if (strcmp(arg, "log") != 0) {
+        char *end;
+        if (strncmp(arg, "log:", 4) != 0 || arg[4] < '1' || arg[4] > '9')
+            cli_usage_error("invalid --progress '%s' (expected line, log, log:SECONDS or "
+                            "log:PERCENT%%)", arg);
+        unsigned long v = strtoul(arg + 4, &end, 10);
+        if (strcmp(end, "%") == 0 && v <= 100) {
+            log.every_pct = (unsigned)v;
+        } else if (*end == '\0' && v <= 86400) {
+            log.every_pct = 0;
+            log.every_s = (unsigned)v;
+        } else {
+            cli_usage_error("invalid --progress '%s' (expected line, log, log:SECONDS up to "
+                            "86400 or log:PERCENT%% up to 100%%)", arg);
+        }
+    }
+    cli_prog_set_log(&log);
 }
 
 static void cli_format(struct cli *c, const char *arg)
@@ -434,6 +464,7 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_SEED: c->seed = cli_number("--seed", arg, 0, UINT64_MAX); break;
     case KEY_FORMAT: cli_format(c, arg); break;
     case KEY_PROGRESS: /* --no-progress wins whatever the order, as -q */
+        cli_progress_kind(arg);
         if (c->progress != PROGRESS_OFF)
             c->progress = PROGRESS_ON;
         break;

@@ -47,6 +47,7 @@
 struct cli_prog_sample {
     double t;
     uint64_t in;
+    uint64_t used;  /* of in, the bytes read (not skipped as free) */
 };
 
 struct cli_prog {
@@ -65,7 +66,18 @@ struct cli_prog {
     size_t shown;                /* columns of the line on screen, 0: none */
     unsigned draws;
     bool dead;                   /* a write failed: draw no more */
+    double used_rate;            /* the last draw's: bytes read a second */
+    struct cli_prog_log log;     /* log.on: plain lines (cli_progress.h) */
+    double log_last;             /* when the last line was written */
+    unsigned log_pct;            /* the percent step the last line reached */
 };
+
+static struct cli_prog_log cli_prog_log_cfg; /* --progress=log, set once */
+
+void cli_prog_set_log(const struct cli_prog_log *log)
+{
+    cli_prog_log_cfg = *log;
+}
 
 /* What the signal handler needs, readable from any thread. */
 static _Atomic int cli_prog_sig_shown; /* columns on screen, 0: none */
@@ -138,23 +150,27 @@ static void cli_prog_eta(char *b, size_t n, double s)
 
 /* ---- the rate: input bytes over the last 5 s (since the start before) ---- */
 
-static void cli_prog_sample(struct cli_prog *d, double t, uint64_t in)
+static void cli_prog_sample(struct cli_prog *d, double t, uint64_t in, uint64_t used)
 {
-    d->ring[d->ring_next] = (struct cli_prog_sample){t, in};
+    d->ring[d->ring_next] = (struct cli_prog_sample){t, in, used};
     d->ring_next = (d->ring_next + 1) % CLI_PROG_RING;
     if (d->ring_n < CLI_PROG_RING)
         d->ring_n++;
 }
 
-/* Record (t, in) and return bytes per second since the oldest sample kept. */
-static double cli_prog_rate(struct cli_prog *d, double t, uint64_t in)
+/* Record (t, in, used) and return bytes per second since the oldest sample
+ * kept; d->used_rate gets the same of `used`. */
+static double cli_prog_rate(struct cli_prog *d, double t, uint64_t in, uint64_t used)
 {
-    cli_prog_sample(d, t, in);
+    cli_prog_sample(d, t, in, used);
     unsigned oldest = d->ring_n < CLI_PROG_RING ? 0 : d->ring_next;
     const struct cli_prog_sample *o = &d->ring[oldest];
     double dt = t - o->t;
+    d->used_rate = 0;
     if (dt < 0.05 || in < o->in)
         return 0;
+    if (used >= o->used)
+        d->used_rate = (double)(used - o->used) / dt;
     return (double)(in - o->in) / dt;
 }
 
@@ -186,10 +202,16 @@ static char *cli_prog_field(struct cli_prog_line *l, enum cli_prog_prio prio)
     return l->f[l->n++];
 }
 
+/* When the run ends (prog_eta), or that it is syncing. */
+struct cli_prog_eta {
+    double seconds;  /* -1: unknown */
+    bool syncing;    /* the device's cache is being flushed: no rate, no ETA */
+};
+
 /* Percent, done/total, elapsed, rate and ETA of the measured counter; without
  * a total, done, elapsed and rate. */
 static void cli_prog_amount(struct cli_prog_line *l, uint64_t done, uint64_t total,
-                            double rate, double elapsed)
+                            double rate, double elapsed, const struct cli_prog_eta *e)
 {
     char a[32], b[32];
     cli_prog_size(a, sizeof a, (double)done);
@@ -208,11 +230,14 @@ static void cli_prog_amount(struct cli_prog_line *l, uint64_t done, uint64_t tot
             snprintf(cli_prog_field(l, CLI_PROG_P_DONE), CLI_PROG_FIELD, "%s/%s", a, b);
     }
     cli_prog_clock(cli_prog_field(l, CLI_PROG_P_TIME), CLI_PROG_FIELD, elapsed);
+    if (e->syncing) {
+        snprintf(cli_prog_field(l, CLI_PROG_P_RATE), CLI_PROG_FIELD, "syncing");
+        return;
+    }
     cli_prog_size(a, sizeof a, rate);
     snprintf(cli_prog_field(l, CLI_PROG_P_RATE), CLI_PROG_FIELD, "%s/s", a);
     if (total != 0)
-        cli_prog_eta(cli_prog_field(l, CLI_PROG_P_ETA), CLI_PROG_FIELD,
-                     done >= total ? 0 : rate > 0 ? (double)(total - done) / rate : -1);
+        cli_prog_eta(cli_prog_field(l, CLI_PROG_P_ETA), CLI_PROG_FIELD, e->seconds);
 }
 
 /* Whether the run is measured by its output: a restore whose whole output
@@ -231,9 +256,16 @@ static void cli_prog_fields(const struct cli_prog *d, struct cli_prog_line *l, u
     bool by_out = cli_prog_by_out(d);
     uint64_t total = atomic_load_explicit(by_out ? &d->p->out_total : &d->p->in_total,
                                           memory_order_relaxed);
+    uint64_t done = by_out ? out : in;
     char a[32], b[32];
     l->n = 0;
-    cli_prog_amount(l, by_out ? out : in, total, rate, elapsed);
+    /* ETA: with --free=zero, by the bytes left to read (prog_eta) */
+    uint64_t skip_total = by_out ? 0 : atomic_load_explicit(&d->p->skip_total,
+                                                            memory_order_relaxed);
+    struct cli_prog_eta e = {
+        prog_eta(total, done, skip_total, prog_get(d->p, PROG_SKIP), rate, d->used_rate),
+        atomic_load_explicit(&d->p->syncing, memory_order_relaxed) != 0};
+    cli_prog_amount(l, done, total, rate, elapsed, &e);
     uint64_t bad = prog_get(d->p, PROG_BAD);
     if (bad > 0) { /* --rescue: sectors that could not be read */
         cli_prog_size(a, sizeof a, (double)bad);
@@ -421,8 +453,9 @@ static void cli_prog_draw(struct cli_prog *d, bool end)
     uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
     uint64_t zeros = prog_get(d->p, PROG_ZEROS);
     struct cli_prog_line l;
-    cli_prog_fields(d, &l, in, out, zeros, cli_prog_rate(d, t, cli_prog_by_out(d) ? out : in),
-                    t - d->t0);
+    uint64_t done = cli_prog_by_out(d) ? out : in, skipped = prog_get(d->p, PROG_SKIP);
+    cli_prog_fields(d, &l, in, out, zeros,
+                    cli_prog_rate(d, t, done, done > skipped ? done - skipped : 0), t - d->t0);
     char buf[2 * CLI_PROG_LINE + 40];
     size_t cols = cli_prog_width(d), width = cols > CLI_PROG_LINE ? CLI_PROG_LINE : cols;
     size_t pos = cli_prog_unwrap(d, cols, buf);
@@ -458,12 +491,55 @@ static void cli_prog_erase(struct cli_prog *d)
     atomic_store_explicit(&cli_prog_sig_shown, 0, memory_order_relaxed);
 }
 
+/* --progress=log: one plain line of every field when one is due (end: the
+ * last one, always). */
+static void cli_prog_log_line(struct cli_prog *d, bool end)
+{
+    if (d->dead)
+        return;
+    double t = cli_prog_now();
+    uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
+    uint64_t done = cli_prog_by_out(d) ? out : in, skipped = prog_get(d->p, PROG_SKIP);
+    struct cli_prog_line l;
+    cli_prog_fields(d, &l, in, out, prog_get(d->p, PROG_ZEROS),
+                    cli_prog_rate(d, t, done, done > skipped ? done - skipped : 0), t - d->t0);
+    uint64_t total = atomic_load_explicit(cli_prog_by_out(d) ? &d->p->out_total
+                                                           : &d->p->in_total,
+                                          memory_order_relaxed);
+    unsigned pct = total == 0 ? 0 : done >= total ? 100 : (unsigned)(100.0 * (double)done / (double)total);
+    bool due;
+    if (end)
+        due = true;
+    else if (d->log.every_pct > 0 && total > 0)
+        due = pct / d->log.every_pct > d->log_pct / d->log.every_pct;
+    else
+        due = t - d->log_last >= (double)(d->log.every_s > 0 ? d->log.every_s : 60);
+    if (!due)
+        return;
+    char buf[CLI_PROG_LINE + 300];
+    size_t pos = (size_t)snprintf(buf, sizeof buf, "%s: %s:", d->log.prog, d->label);
+    for (unsigned i = 0; i < l.n && pos < sizeof buf - 2; i++)
+        pos += (size_t)snprintf(buf + pos, sizeof buf - 1 - pos, "  %s", l.f[i]);
+    if (pos > sizeof buf - 2)
+        pos = sizeof buf - 2;
+    buf[pos++] = '\n';
+    d->dead = !cli_prog_write(buf, pos);
+    d->log_last = t;
+    d->log_pct = pct;
+    d->draws++;
+}
+
 /* ---- the thread ---- */
 
 /* The end of the line, once stopped: blanked on a terminal, else a last
  * update and a newline; nothing if nothing was drawn. */
 static void cli_prog_end(struct cli_prog *d)
 {
+    if (d->log.on) {
+        if (d->draws > 0 || cli_prog_now() - d->t0 >= CLI_PROG_DELAY_MS / 1000.0)
+            cli_prog_log_line(d, true);
+        return;
+    }
     if (d->draws > 0 && d->tty)
         cli_prog_erase(d);
     else if (d->draws > 0)
@@ -483,7 +559,10 @@ static void *cli_prog_main(void *arg)
         pthread_mutex_unlock(&d->mu);
         /* The next draw is a full period after this one starts. */
         due = cli_prog_now() + CLI_PROG_PERIOD_MS / 1000.0;
-        cli_prog_draw(d, false);
+        if (d->log.on)
+            cli_prog_log_line(d, false);
+        else
+            cli_prog_draw(d, false);
         pthread_mutex_lock(&d->mu);
     }
     pthread_mutex_unlock(&d->mu);
@@ -543,12 +622,13 @@ struct cli_prog *cli_prog_start(bool show, const char *label, struct sp_progress
         return NULL;
     d->p = p;
     d->kind = kind;
-    d->tty = isatty(STDERR_FILENO);
+    d->log = cli_prog_log_cfg;
+    d->tty = isatty(STDERR_FILENO) && !d->log.on; /* a log's lines are never erased */
     const char *term = getenv("TERM");
     d->ansi = d->tty && term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
     cli_prog_label(d, label);
     d->t0 = cli_prog_now();
-    cli_prog_sample(d, d->t0, prog_get(p, PROG_IN));
+    cli_prog_sample(d, d->t0, prog_get(p, PROG_IN), 0);
     if (cli_prog_sync_init(d) != 0) {
         free(d);
         return NULL;

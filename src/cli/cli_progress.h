@@ -83,6 +83,20 @@ enum cli_prog_kind {
 
 struct cli_prog;
 
+/* --progress=log: instead of the live line, plain lines for logs (cron
+ * mail, journald, Ansible): "PROG: NAME: " and the fields above, all of
+ * them, one line every every_s seconds, or (every_pct > 0, a total known)
+ * each time the percent crosses a multiple of every_pct, then a last line
+ * when the run ends.  No carriage return, no padding, no terminal width.
+ * Set before the displays start (the options); applies to all of them. */
+struct cli_prog_log {
+    bool on;
+    const char *prog;   /* the program's name, first on each line */
+    unsigned every_s;   /* seconds between lines (every_pct 0) */
+    unsigned every_pct; /* percent between lines, or 0 */
+};
+void cli_prog_set_log(const struct cli_prog_log *log);
+
 struct cli_prog *cli_prog_start(bool show, const char *label, struct sp_progress *p,
                                 enum cli_prog_kind kind);
 

@@ -130,7 +130,8 @@ static int cc_run(struct cli *c, struct cli_job *j, struct cmp_stats *st)
     o.rescue = c->rescue;
     o.nocache = c->nocache;
     struct sp_err err = {0};
-    struct sp_progress prog = {.in_total = c->size != 0 ? c->size : cli_prog_total(j->in_fd)};
+    struct sp_progress prog = {.in_total = c->size != 0 ? c->size : cli_prog_total(j->in_fd),
+                               .skip_total = map.free_bytes};
     double t0 = cli_report_now();
     struct cli_prog *shown =
         cli_prog_start(cli_progress_wanted(c), j->in_name, &prog, CLI_PROG_COMPRESS);

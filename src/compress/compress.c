@@ -325,6 +325,7 @@ int cmp_run(int in_fd, int out_fd, const struct cmp_opts *opts,
     }
     if (opts->nzero_ranges > 0)
         in_set_zero_ranges(&in, opts->zero_ranges, opts->nzero_ranges);
+    in.prog = opts->progress;
     struct rsc rescue;
     rsc_init(&rescue, in_fd, in.base, opts->progress);
     if (opts->rescue)

@@ -190,6 +190,7 @@ static bool in_zeroed(struct in_src *in, struct in_ext *ext, size_t *want)
         if (s <= in->pos) {
             *ext = (struct in_ext){in->pos, e - in->pos, NULL};
             in->zr_bytes += e - in->pos;
+            prog_add(in->prog, PROG_SKIP, e - in->pos);
             in->pos = e;
             return true;
         }

@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "progress.h"
 #include "range.h"
 #include "rescue.h"
 #include "scout.h"
@@ -73,6 +74,8 @@ struct in_src {
     const struct sp_range *zr; /* zero ranges, relative to base, or NULL */
     size_t nzr;         /* how many */
     uint64_t zr_bytes;  /* bytes of whole blocks skipped as zero ranges */
+    struct sp_progress *prog; /* PROG_SKIP advanced as zero ranges are passed
+                                 over, or NULL */
     struct rsc *rescue; /* read errors survived (rescue.h), or NULL: stop */
     bool nocache;       /* drop the pages read from the page cache */
     uint64_t dropped;   /* [0, dropped) advised away already */

@@ -785,6 +785,7 @@ int dec_run(int in_fd, struct osink *out, const struct dec_opts *o,
             struct dec_stats *st, struct sp_err *err)
 {
     memset(st, 0, sizeof *st);
+    out->prog = o->progress; /* "syncing" while a device is flushed */
     struct idx x;
     uint64_t end = 0;
     int r = o->use_index ? dec_try_index(in_fd, &x, &end, st->index_warning,

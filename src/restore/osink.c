@@ -666,7 +666,12 @@ int osink_pzeros(const struct osink *o, uint64_t off, uint64_t n, struct osink_a
  * medium, and a 500 GB restore leaves the machine's cache as it was. */
 static int osink_dev_sync(struct osink *o)
 {
-    if (fsync(o->fd) != 0)
+    if (o->prog != NULL)
+        atomic_store_explicit(&o->prog->syncing, 1, memory_order_relaxed);
+    int rc = fsync(o->fd);
+    if (o->prog != NULL)
+        atomic_store_explicit(&o->prog->syncing, 0, memory_order_relaxed);
+    if (rc != 0)
         return osink_fail(o, errno, "cannot flush the device");
 #ifdef BLKFLSBUF
     (void)ioctl(o->fd, BLKFLSBUF, 0);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "progress.h"
 #include "range.h"
 
 #include <pthread.h>
@@ -79,6 +80,8 @@ struct osink {
                                    unknown, a stream's) */
     bool cmp_device;            /* a device: what was read leaves the page cache */
     struct osink_diff *diff;
+    struct sp_progress *prog;   /* its `syncing` set while osink_finish()
+                                   flushes a device, or NULL (dec_run sets it) */
 };
 
 struct osink_diff {

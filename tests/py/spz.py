@@ -67,6 +67,9 @@ class Spz:
                                     uoff=uoff, foff=self.header_len + coff))
             uoff += h >> 1
             coff += c
+        # what follows the records (bad ranges, notes, the manifest: the
+        # footer's flags say which), kept as it is by rebuild()
+        self.tail = bytes(payload[i:])
         self.data = d[:self.data_len]
 
     def poff(self, k):
@@ -113,13 +116,15 @@ def footer(total, data_len, header_len, index_len, npieces, pcrc, version=1, fla
 
 def rebuild(s, recs=None, payload=None, idx=None, data=None, **fo):
     """s with other records, payload, index members, data member or footer
-    fields; the checksums are recomputed unless given."""
+    fields; the checksums are recomputed unless given.  What follows the
+    records (the manifest) and the footer's flags stay s's."""
     if payload is None:
-        payload = records(s.pieces if recs is None else recs)
+        payload = records(s.pieces if recs is None else recs) + s.tail
     if idx is None:
         idx = members(payload)
     f = dict(total=s.total, data_len=s.data_len, header_len=s.header_len, index_len=len(idx),
-             npieces=s.npieces if recs is None else len(recs), pcrc=zlib.crc32(payload))
+             npieces=s.npieces if recs is None else len(recs), pcrc=zlib.crc32(payload),
+             flags=s.flags)
     f.update(fo)
     return (s.data if data is None else data) + idx + footer(**f)
 
