@@ -10,7 +10,9 @@
 #   nold     --without-libdeflate              zlib makes the pieces, levels 0..9
 #   zlib     both of those                     zlib alone: levels 0 and 4..9
 #   noblkid  --without-blkid                   --free=zero refused, saying why
-#   nofs     --without-ext2fs --without-ntfs3g ext2/3/4 and NTFS read whole, said
+#   nofs     --without-ext2fs --without-ntfs3g --without-fdisk
+#                                              ext2/3/4 and NTFS read whole, said; the
+#                                              manifest without type names
 #   nomount  --without-fuse3                   --mount refused, saying why
 #   shared   --disable-static-libdeflate       libdeflate's shared library
 #   nocheck  --without-check                   make check without the unit tests
@@ -75,7 +77,7 @@ for name in "$@"; do
     nold) opts=--without-libdeflate ;;
     zlib) opts="--without-isal --without-libdeflate" ;;
     noblkid) opts=--without-blkid ;;
-    nofs) opts="--without-ext2fs --without-ntfs3g" ;;
+    nofs) opts="--without-ext2fs --without-ntfs3g --without-fdisk" ;;
     nomount) opts=--without-fuse3 ;;
     shared) opts=--disable-static-libdeflate ;;
     nocheck) opts=--without-check ;;
@@ -116,7 +118,8 @@ for name in "$@"; do
     nofs)
         has "ext2/3/4 read whole (built without libext2fs)"
         has "NTFS read whole (built without libntfs-3g)"
-        links_not libext2fs.so; links_not libntfs-3g.so ;;
+        summary "partition type names in the manifest: libfdisk no"
+        links_not libext2fs.so; links_not libntfs-3g.so; links_not libfdisk.so ;;
     nomount)
         summary "--mount: libfuse3 no"; has "--mount: not in this build"
         links_not libfuse3.so ;;
@@ -156,8 +159,9 @@ for name in "$@"; do
             fail "--free=zero: status $s, '$(cat err)', expected 1 and the reason" ;;
     nofs)
         # ext4 and NTFS read whole, saying why, and restored as they were;
-        # partition tables and the filesystems read by hand as ever (layouts.sh)
-        check tests/check_layout tests/check_layclu tests/layouts.sh
+        # partition tables and the filesystems read by hand as ever (layouts.sh);
+        # the manifest without libfdisk's type names (manifest.sh)
+        check tests/check_layout tests/check_layclu tests/layouts.sh tests/manifest.sh
         truncate -s 40M ext4.img ntfs.img
         mke2fs -q -F -t ext4 ext4.img && mkntfs -Q -F -q ntfs.img > /dev/null 2>&1 ||
             fail "mke2fs or mkntfs"

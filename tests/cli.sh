@@ -794,4 +794,17 @@ cat "$T/pz.gz" | strace -f -e trace=fcntl -o "$T/st" "$SPIGZ" -dc | cat > "$T/pz
 check "decompress: both pipes raised" sh -c "grep -q 'fcntl(0, F_SETPIPE_SZ, $want)' '$T/st' && grep -q 'fcntl(1, F_SETPIPE_SZ, $want)' '$T/st'"
 check "decompress through pipes: the input" cmp -s "$T/pz.out" "$T/pz"
 
+# --format=json: errors and warnings are JSON lines on stderr too, beside
+# the per-file reports; text without it
+printf 'not gzip\n' > "$T/notgz.gz"
+"$SPIGZ" -t --format=json "$T/missing.gz" "$T/notgz.gz" 2> "$T/err"; rc=$?
+check "-t --format=json of a missing file and a non-gzip one: status 1 ($rc)" [ "$rc" -eq 1 ]
+check "... each error one JSON object naming the file ($(tr '\n' '|' < "$T/err"))" python3 -c 'import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["level"] for r in rs] == ["error", "error"], rs
+assert "missing.gz: No such file or directory" in rs[0]["message"] and rs[0]["program"] == "spigz"
+assert "notgz.gz: not in gzip format" in rs[1]["message"]' "$T/err"
+"$SPIGZ" -t "$T/missing.gz" 2> "$T/err"
+check "... and text without --format=json" grep -q "^spigz: .*missing.gz: No such file or directory$" "$T/err"
+
 finish

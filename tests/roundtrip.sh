@@ -463,12 +463,14 @@ for s in start middle end empty edges prealloc; do
         z "$T/sp-p3.gz" -n -c -p 3 --zero-run 4 < <(cat "$f.dense") &&
         same "sparse $s: -p 1 file vs -p 3 pipe, --zero-run 4" "$T/sp-p1.gz" "$T/sp-p3.gz"
     # Holes are never read: a read fault after the allocated bytes (plus a
-    # little) must not be hit.
+    # little) must not be hit.  (-n: without it, a named file's manifest
+    # has libblkid probe its partition table and filesystem, reading a few
+    # fixed places, holes or not: the compressor's reading is checked here.)
     if [ "$s" != prealloc ]; then
         LD_PRELOAD=$FAULT_SO FAULT_READ_EIO_AFTER=$((alloc + 64 * K)) \
-            "$SPIGZ" -c "$f" > "$T/sp-fault.gz" 2> "$T/z.err"
+            "$SPIGZ" -n -c "$f" > "$T/sp-fault.gz" 2> "$T/z.err"
         rc=$?
-        if [ "$rc" -eq 0 ] && cmp -s "$T/sp-fault.gz" "$T/sp.gz"; then
+        if [ "$rc" -eq 0 ] && cmp -s "$T/sp-fault.gz" "$T/sp-n.gz"; then
             pass
         else
             fail "sparse $s: holes were read (reads limited to $alloc+64K bytes: exit $rc, $(errtext "$T/z.err"))"

@@ -2,6 +2,7 @@
  * lifecycle of a named output, and gzip's rules for inputs.  See cli.h. */
 #include "config.h"
 #include "cli.h"
+#include "cli_report.h"
 #include "lay.h"
 #include "cli_path.h"
 #include "cli_progress.h"
@@ -27,11 +28,30 @@ void cli_status(struct cli *c, int st)
         c->status = st;
 }
 
-static void cli_vmsg(const char *fmt, va_list ap)
+/* --format=json: messages are JSON objects too, one a line on stderr
+ * beside the per-file reports, so a script reads stderr as JSON lines. */
+static bool cli_json_msgs;
+
+void cli_messages_json(bool on)
 {
-    fprintf(stderr, "%s: ", cli_prog);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_json_msgs = on;
+}
+
+static void cli_vmsg(const char *level, const char *fmt, va_list ap)
+{
+    if (!cli_json_msgs) {
+        fprintf(stderr, "%s: ", cli_prog);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        return;
+    }
+    char m[4096];
+    vsnprintf(m, sizeof m, fmt, ap);
+    fprintf(stderr, "{\"level\":\"%s\",\"program\":", level);
+    cli_json_string(stderr, cli_prog);
+    fputs(",\"message\":", stderr);
+    cli_json_string(stderr, m);
+    fputs("}\n", stderr);
 }
 
 void cli_stop_on(struct cli *c, const struct sp_err *err)
@@ -47,7 +67,7 @@ void cli_msg(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    cli_vmsg(fmt, ap);
+    cli_vmsg("info", fmt, ap);
     va_end(ap);
 }
 
@@ -55,7 +75,7 @@ void cli_error(struct cli *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    cli_vmsg(fmt, ap);
+    cli_vmsg("error", fmt, ap);
     va_end(ap);
     cli_status(c, EXIT_ERR);
 }
@@ -67,7 +87,7 @@ void cli_warn(struct cli *c, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    cli_vmsg(fmt, ap);
+    cli_vmsg("warning", fmt, ap);
     va_end(ap);
 }
 

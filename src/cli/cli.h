@@ -113,6 +113,10 @@ void cli_status(struct cli *c, int status);
  * -t or -l, and goes on after a file it refuses as a whole (not gzip, a
  * header it does not support).  Sets c->stop. */
 void cli_stop_on(struct cli *c, const struct sp_err *err);
+/* With on (--format=json), every message below goes to stderr as one JSON
+ * object a line, {"level":"info|warning|error","program":..,"message":..},
+ * as the per-file reports do; else "PROG: message". */
+void cli_messages_json(bool on);
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

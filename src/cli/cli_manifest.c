@@ -210,6 +210,43 @@ int cli_manifest_make(const struct cli *c, const struct cli_job *j, const struct
     return rc != 0 ? -1 : 0;
 }
 
+size_t cli_manifest_payload(const struct mf *m)
+{
+    struct mf copy = {0};
+    uint8_t dg[DG_LEN] = {0}, *bytes = NULL;
+    size_t len = 0;
+    int rc = 0;
+    for (size_t i = 0; i < m->n && rc == 0; i++) { /* the entries as they are */
+        const struct mf_entry *e = &m->e[i];
+        uint8_t *v = malloc(e->vlen > 0 ? e->vlen : 1);
+        struct mf_entry *grown = realloc(copy.e, (copy.n + 1) * sizeof *grown);
+        if (v == NULL || grown == NULL) {
+            free(v);
+            if (grown != NULL)
+                copy.e = grown;
+            rc = -1;
+            break;
+        }
+        copy.e = grown;
+        memcpy(v, e->v, e->vlen);
+        copy.e[copy.n] = *e;
+        copy.e[copy.n++].v = v;
+        copy.cap = copy.n;
+    }
+    if (rc == 0)
+        rc = mf_add_bytes(&copy, "image.sha256-tree", dg, DG_LEN);
+    if (rc == 0)
+        rc = mf_encode(&copy, &bytes, &len);
+    mf_free(&copy);
+    free(bytes);
+    if (rc != 0)
+        return 0;
+    size_t leb = 1;
+    for (size_t v = len; v >= 0x80; v >>= 7)
+        leb++;
+    return len + leb;
+}
+
 /* ---- showing it ---- */
 
 static bool cm_u(const struct mf *m, const char *key, uint64_t *v)

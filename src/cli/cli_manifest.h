@@ -1,6 +1,6 @@
 /* cli_manifest.h — a backup's manifest (doc/FORMAT.md §2.2): made from the
  * command, the input and its layout before the compressor runs, and shown
- * by -l as a readable block or a JSON object.
+ * by -l as a readable block (stdout a terminal, or -vv) or a JSON object.
  *
  * What goes in (FORMAT.md lists the keys): spigz's version and the
  * options that shape the output, always; the partition table and the
@@ -30,6 +30,11 @@
  * 0, or -1 out of memory (*m freed). */
 int cli_manifest_make(const struct cli *c, const struct cli_job *j, const struct lay_map *map,
                       struct mf *m);
+
+/* The index payload bytes the manifest m takes once the compressor has
+ * added the image digest (its length's LEB128 included): what the
+ * estimate prices.  0 out of memory. */
+size_t cli_manifest_payload(const struct mf *m);
 
 /* A readable block, each line indented, for -l; written: the backup
  * file's modification time (when it was made, as far as the file system

@@ -3,6 +3,7 @@
  * input, one per line) or key=value lines.  The input is never modified. */
 #include "config.h"
 #include "cli.h"
+#include "cli_manifest.h"
 #include "cli_path.h"
 #include "cli_progress.h"
 #include "cli_report.h"
@@ -310,6 +311,13 @@ static void ce_run(struct cli *c, const char *name, const char *path, int fd, bo
     o.cpus = cpus < 1 ? 1 : (unsigned)cpus;
     if (c->store_name && path != NULL && regular)
         o.name_len = strlen(cli_base(path));
+    /* the manifest the backup would carry: made as the backup makes it */
+    struct mf man = {0};
+    j.in_path = path;
+    if (c->index && fstat(fd, &j.st) == 0 && cli_manifest_make(c, &j, &map, &man) == 0) {
+        o.manifest_len = cli_manifest_payload(&man);
+        mf_free(&man);
+    }
     if (c->est_map)
         o.cells = ce_map_width() * CE_MAP_ROWS;
     struct cli_prog *d = cli_prog_start(cli_progress_wanted(c), name, &prog, CLI_PROG_ESTIMATE);

@@ -182,10 +182,11 @@ void cd_list(struct cli *c, struct cli_job *j)
                  name != NULL ? name : j->in_path != NULL ? j->in_path : "stdout", &l, &j->st,
                  j->in_name);
     free(name);
-    /* The manifest's block: to a person (stdout a terminal) or with -v; a
-     * script reading gzip -l's table (tail -1) gets the table alone. */
+    /* The manifest's block: to a person (stdout a terminal) or with -vv; a
+     * script reading gzip -l's table (tail -1), or -lv's, gets gzip's
+     * lines alone. */
     if (l.has_mf && c->format == FORMAT_TEXT && !c->quiet &&
-        (c->verbose || isatty(STDOUT_FILENO)))
+        (c->verbose > 1 || isatty(STDOUT_FILENO)))
         cli_manifest_text(stdout, &l.mf, j->in_path != NULL ? (uint64_t)j->st.st_mtime : 0);
     mf_free(&l.mf);
     dec_notes_free(l.notes, l.nnotes);

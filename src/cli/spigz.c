@@ -209,6 +209,7 @@ int main(int argc, char **argv)
         return EXIT_ERR;
     }
     int nfiles = cli_options(&c, argc, argv, files);
+    cli_messages_json(c.format == FORMAT_JSON);
     if (cli_terminal_refused(&c, files, nfiles)) {
         free(files);
         return EXIT_ERR;

@@ -17,7 +17,7 @@ static double est_index_bytes(const struct est *e, double ratio)
 {
     if (!e->o->index)
         return 0;
-    uint64_t payload = e->idx_payload;
+    uint64_t payload = e->idx_payload + e->o->manifest_len;
     for (size_t i = 0; i < e->nch; i++)
         payload += idx_rec_size(true, e->ch[i].len, (uint64_t)(ratio * e->ch[i].len) + 1);
     return (double)idx_len(payload);

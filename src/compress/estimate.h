@@ -52,6 +52,8 @@ struct est_opts {
     uint64_t zmin;
     bool index;          /* the compression would write the index */
     size_t name_len;     /* FNAME bytes the compression would store, 0 = none */
+    size_t manifest_len; /* index payload bytes of the manifest the compression
+                            would store (cli_manifest_payload), 0 = none */
     bool full;           /* read every block */
     uint64_t seed;
     unsigned cells;      /* map cells wanted, 0 = no map */
