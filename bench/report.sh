@@ -28,6 +28,8 @@
 #   access       access-bench.sh: a backup opened without restoring it
 #                (--mount, the nbdkit plugin) against indexed_gzip, gztool,
 #                nbdkit's gzip filter and a compressed qcow2 (root)
+#   manifest     manifest-bench.sh, run by hand once (it needs a spigz built
+#                before the manifest): its newest record in bench/results/
 # Each runs alone (never two benches at once); the machine, the date and the
 # commit go at the top.  Earlier reports are in bench/results/, by date.
 {
@@ -144,11 +146,13 @@ plain() { # NAME TITLE: a script that writes plain lines, kept as they are
         "$(awk '/MemTotal/ { printf "%d", $2 / 1048576 }' /proc/meminfo)" "$(uname -r)"
     printf '\nContents: [compression and restore](#compression-and-restore), '
     printf '[a used disk](#a-used-disk---freezero), [devices](#devices), '
-    printf '[opening a backup without restoring it](#opening-a-backup-without-restoring-it), [charts](#charts).\n'
+    printf '[opening a backup without restoring it](#opening-a-backup-without-restoring-it), '
+    printf '[the manifest'"'"'s cost](#the-manifests-cost), [charts](#charts).\n'
     section compression "Compression and restore"
     section used-disk "A used disk (--free=zero)"
     plain devices "Devices"
     plain access "Opening a backup without restoring it"
+    section manifest "The manifest's cost"
 
     printf '\n## Charts\n\n'
     if $frontier; then

@@ -46,7 +46,7 @@ if [ ! -f "$dir/cfg/config.h" ] || [ "$top/configure" -nt "$dir/cfg/config.h" ];
     fi
     (cd "$dir/cfg" && "$cfgtop/configure" -q CC="$cc" >/dev/null)
 fi
-libs="-lz $(pkg-config --libs libcrypto) -pthread"
+libs="-lz $(pkg-config --libs libxxhash) -pthread"
 if grep -q '^#define HAVE_LIBDEFLATE 1' "$dir/cfg/config.h"; then
     libs="-ldeflate $libs"
 fi

@@ -1509,7 +1509,7 @@ START_TEST(manifest_round_trip)
     ck_assert_int_eq(mf_add_uint(&m, "options.level", 6), 0);
     ck_assert_int_eq(mf_add_text(&m, "part.1.label", "bad\x1b[31mlabel"), 0); /* cleaned */
     ck_assert_int_eq(mf_add_ranges(&m, "free.map", fr, 40000), 0);
-    ck_assert_int_eq(mf_add_bytes(&m, "image.sha256-tree", dg, 32), 0);
+    ck_assert_int_eq(mf_add_bytes(&m, "image.xxh3-128-tree", dg, 32), 0);
     ck_assert_int_eq(mf_add_uint(&m, "options.level", 7), -1);   /* repeated */
     ck_assert_int_eq(mf_add_uint(&m, "Bad.Key", 7), -1);         /* not [a-z0-9._-] */
     uint8_t *p;
@@ -1543,7 +1543,7 @@ START_TEST(manifest_round_trip)
     ck_assert_uint_eq(n, 40000);
     ck_assert_mem_eq(r, fr, sizeof fr);
     free(r);
-    const struct mf_entry *e = mf_get(&x.mf, "image.sha256-tree");
+    const struct mf_entry *e = mf_get(&x.mf, "image.xxh3-128-tree");
     ck_assert(e != NULL && e->type == MF_BYTES && e->vlen == 32 && memcmp(e->v, dg, 32) == 0);
     e = mf_get(&x.mf, "later");
     ck_assert(e != NULL && e->type == 9 && e->vlen == 3);

@@ -159,7 +159,7 @@ elif cmd == "check-manifest":           # NAME LIST.json VERSION HOST DIGEST: sp
     opts = (e["spigz"] or {}).get("options", [])
     want = {"spigz": {"version": args[2]},
             "options": {"level": 0, "piece": 1 << 20, "zero-run": 16 << 10},
-            "image": {"sha256-tree": args[4]}}
+            "image": {"xxh3-128-tree": args[4]}}
     if "--free=zero" in opts:
         want["options"]["free"] = "zero"
     if "--rescue" in opts:

@@ -234,7 +234,7 @@ size_t cli_manifest_payload(const struct mf *m)
         copy.cap = copy.n;
     }
     if (rc == 0)
-        rc = mf_add_bytes(&copy, "image.sha256-tree", dg, DG_LEN);
+        rc = mf_add_bytes(&copy, "image.xxh3-128-tree", dg, DG_LEN);
     if (rc == 0)
         rc = mf_encode(&copy, &bytes, &len);
     mf_free(&copy);
@@ -415,7 +415,7 @@ void cli_manifest_text(FILE *f, const struct mf *m, uint64_t written)
     cm_made(f, m, written);
     cm_options(f, m);
     cm_source_line(f, m);
-    const struct mf_entry *d = mf_get(m, "image.sha256-tree");
+    const struct mf_entry *d = mf_get(m, "image.xxh3-128-tree");
     if (d != NULL && d->type == MF_BYTES && d->vlen == DG_LEN) {
         char t[DG_TEXT_LEN];
         fprintf(f, "  image        %s\n", dg_text(d->v, t));

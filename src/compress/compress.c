@@ -263,7 +263,7 @@ static int cmp_manifest(struct cmp_ctx *c)
     size_t len = 0;
     if (m == NULL || c->idx == NULL)
         return 0;
-    if (dg_final(c->dg, d) != 0 || mf_add_bytes(m, "image.sha256-tree", d, DG_LEN) != 0 ||
+    if (dg_final(c->dg, d) != 0 || mf_add_bytes(m, "image.xxh3-128-tree", d, DG_LEN) != 0 ||
         mf_encode(m, &bytes, &len) != 0) {
         sp_err_set(&c->out.err, SP_ERR_NOMEM, 0, "the manifest could not be made");
         return -1;

@@ -58,7 +58,7 @@ struct cmp_opts {
     size_t nnotes;
     struct mf *manifest; /* with the index: the manifest to store after the
                            notes (mf.h), to which cmp_run adds the image
-                           digest ("image.sha256-tree", digest.h, computed
+                           digest ("image.xxh3-128-tree", digest.h, computed
                            as the content goes by); NULL: none */
 };
 

@@ -1,88 +1,74 @@
-/* digest.c — see digest.h and doc/FORMAT.md §2.3. */
+/* digest.c — see digest.h and doc/FORMAT.md §2.3.  XXH3-128 (libxxhash),
+ * each hash in its canonical form (16 bytes, big-endian: as xxhsum -H2
+ * prints it). */
 #include "digest.h"
 #include "le.h"
 
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 struct dg_leafer {
-    EVP_MD_CTX *ctx;
+    int unused; /* XXH3 one-shot calls need no state */
 };
 
 struct dg {
-    EVP_MD_CTX *leaf;        /* the partial block's hash, and one-offs */
-    EVP_MD_CTX *group;       /* the open group: its leaves so far */
-    EVP_MD_CTX *top;         /* the groups so far */
+    uint8_t group[DG_GROUP * DG_LEN]; /* the open group's leaves, hashed in
+                                         one call when it closes (a 16-byte
+                                         streaming update each cost more) */
+    XXH3_state_t *top;       /* the groups so far */
     uint8_t part[DG_BLOCK];  /* the content's last, partial block */
     size_t fill;             /* its bytes */
     unsigned leaves;         /* leaves in the open group */
     uint64_t length;
-    uint8_t zleaf[DG_LEN];   /* SHA-256 of a zero block */
+    uint8_t zleaf[DG_LEN];   /* the hash of a zero block */
     uint8_t zgroup[DG_LEN];  /* of a group of DG_GROUP zero leaves */
 };
 
-/* SHA-256 of p[0..n) with ctx, into out. */
-static int dg_sha(EVP_MD_CTX *ctx, const void *p, size_t n, uint8_t *out)
+/* XXH3-128 of p[0..n), canonical, into out. */
+static void dg_hash(const void *p, size_t n, uint8_t out[DG_LEN])
 {
-    unsigned len = 0;
-    return EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-                   EVP_DigestUpdate(ctx, p, n) == 1 &&
-                   EVP_DigestFinal_ex(ctx, out, &len) == 1 && len == DG_LEN
-               ? 0
-               : -1;
+    XXH128_canonicalFromHash((XXH128_canonical_t *)(void *)out, XXH3_128bits(p, n));
+}
+
+static void dg_state_out(XXH3_state_t *s, uint8_t out[DG_LEN]) /* the top's */
+{
+    XXH128_canonicalFromHash((XXH128_canonical_t *)(void *)out, XXH3_128bits_digest(s));
 }
 
 struct dg_leafer *dg_leafer_new(void)
 {
-    struct dg_leafer *l = calloc(1, sizeof *l);
-    if (l != NULL && (l->ctx = EVP_MD_CTX_new()) == NULL) {
-        free(l);
-        l = NULL;
-    }
-    return l;
+    return calloc(1, sizeof(struct dg_leafer));
 }
 
 void dg_leafer_free(struct dg_leafer *l)
 {
-    if (l == NULL)
-        return;
-    EVP_MD_CTX_free(l->ctx);
     free(l);
 }
 
 int dg_leaves(struct dg_leafer *l, const uint8_t *buf, size_t len, uint8_t *out)
 {
+    (void)l;
     for (size_t i = 0; i + DG_BLOCK <= len; i += DG_BLOCK, out += DG_LEN)
-        if (dg_sha(l->ctx, buf + i, DG_BLOCK, out) != 0)
-            return -1;
+        dg_hash(buf + i, DG_BLOCK, out);
     return 0;
-}
-
-static int dg_open_group(struct dg *d)
-{
-    return EVP_DigestInit_ex(d->group, EVP_sha256(), NULL) == 1 ? 0 : -1;
 }
 
 /* Close the open group (it holds at least one leaf) into the top hash. */
 static int dg_close_group(struct dg *d)
 {
     uint8_t g[DG_LEN];
-    unsigned len = 0;
-    if (EVP_DigestFinal_ex(d->group, g, &len) != 1 || len != DG_LEN ||
-        EVP_DigestUpdate(d->top, g, DG_LEN) != 1)
-        return -1;
+    dg_hash(d->group, (size_t)d->leaves * DG_LEN, g);
     d->leaves = 0;
-    return dg_open_group(d);
+    return XXH3_128bits_update(d->top, g, DG_LEN) == XXH_OK ? 0 : -1;
 }
 
 /* One more leaf. */
 static int dg_leaf(struct dg *d, const uint8_t leaf[DG_LEN])
 {
-    if (EVP_DigestUpdate(d->group, leaf, DG_LEN) != 1)
-        return -1;
+    memcpy(d->group + (size_t)d->leaves * DG_LEN, leaf, DG_LEN);
     return ++d->leaves == DG_GROUP ? dg_close_group(d) : 0;
 }
 
@@ -91,16 +77,15 @@ struct dg *dg_new(void)
     struct dg *d = calloc(1, sizeof *d);
     if (d == NULL)
         return NULL;
-    d->leaf = EVP_MD_CTX_new();
-    d->group = EVP_MD_CTX_new();
-    d->top = EVP_MD_CTX_new();
+    d->top = XXH3_createState();
     uint8_t *z = calloc(DG_GROUP, DG_LEN);
-    bool ok = d->leaf != NULL && d->group != NULL && d->top != NULL && z != NULL &&
-              dg_sha(d->leaf, d->part, DG_BLOCK, d->zleaf) == 0; /* part: zeros */
-    for (size_t i = 0; ok && i < DG_GROUP; i++)
-        memcpy(z + i * DG_LEN, d->zleaf, DG_LEN);
-    ok = ok && dg_sha(d->leaf, z, (size_t)DG_GROUP * DG_LEN, d->zgroup) == 0 &&
-         dg_open_group(d) == 0 && EVP_DigestInit_ex(d->top, EVP_sha256(), NULL) == 1;
+    bool ok = d->top != NULL && z != NULL && XXH3_128bits_reset(d->top) == XXH_OK;
+    if (ok) {
+        dg_hash(d->part, DG_BLOCK, d->zleaf); /* part: zeros */
+        for (size_t i = 0; i < DG_GROUP; i++)
+            memcpy(z + i * DG_LEN, d->zleaf, DG_LEN);
+        dg_hash(z, (size_t)DG_GROUP * DG_LEN, d->zgroup);
+    }
     free(z);
     if (!ok) {
         dg_free(d);
@@ -113,9 +98,7 @@ void dg_free(struct dg *d)
 {
     if (d == NULL)
         return;
-    EVP_MD_CTX_free(d->leaf);
-    EVP_MD_CTX_free(d->group);
-    EVP_MD_CTX_free(d->top);
+    XXH3_freeState(d->top);
     free(d);
 }
 
@@ -133,7 +116,8 @@ static int dg_fill(struct dg *d, const uint8_t *p, size_t n)
         return 0;
     uint8_t leaf[DG_LEN];
     d->fill = 0;
-    return dg_sha(d->leaf, d->part, DG_BLOCK, leaf) == 0 ? dg_leaf(d, leaf) : -1;
+    dg_hash(d->part, DG_BLOCK, leaf);
+    return dg_leaf(d, leaf);
 }
 
 int dg_add(struct dg *d, const uint8_t *buf, size_t len, const uint8_t *leaves)
@@ -149,10 +133,16 @@ int dg_add(struct dg *d, const uint8_t *buf, size_t len, const uint8_t *leaves)
         }
         return 0;
     }
-    size_t whole = len / DG_BLOCK;
-    for (size_t i = 0; i < whole; i++)
-        if (dg_leaf(d, leaves + i * DG_LEN) != 0)
+    for (size_t whole = len / DG_BLOCK; whole > 0;) { /* in runs up to the group's end */
+        size_t k = DG_GROUP - d->leaves < whole ? DG_GROUP - d->leaves : whole;
+        memcpy(d->group + (size_t)d->leaves * DG_LEN, leaves, k * DG_LEN);
+        d->leaves += (unsigned)k;
+        leaves += k * DG_LEN;
+        whole -= k;
+        if (d->leaves == DG_GROUP && dg_close_group(d) != 0)
             return -1;
+    }
+    size_t whole = len / DG_BLOCK;
     memcpy(d->part, buf + whole * DG_BLOCK, len % DG_BLOCK);
     d->fill = len % DG_BLOCK;
     return 0;
@@ -172,7 +162,7 @@ int dg_zeros(struct dg *d, uint64_t n)
         if (d->leaves == 0 && n >= (uint64_t)DG_BLOCK * DG_GROUP) {
             uint64_t groups = n / ((uint64_t)DG_BLOCK * DG_GROUP);
             for (uint64_t g = 0; g < groups; g++)
-                if (EVP_DigestUpdate(d->top, d->zgroup, DG_LEN) != 1)
+                if (XXH3_128bits_update(d->top, d->zgroup, DG_LEN) != XXH_OK)
                     return -1;
             n -= groups * DG_BLOCK * DG_GROUP;
             continue;
@@ -189,22 +179,24 @@ int dg_zeros(struct dg *d, uint64_t n)
 int dg_final(struct dg *d, uint8_t out[DG_LEN])
 {
     uint8_t leaf[DG_LEN], len8[8];
-    unsigned len = 0;
-    if (d->fill > 0 && (dg_sha(d->leaf, d->part, d->fill, leaf) != 0 || dg_leaf(d, leaf) != 0))
-        return -1;
+    if (d->fill > 0) {
+        dg_hash(d->part, d->fill, leaf);
+        if (dg_leaf(d, leaf) != 0)
+            return -1;
+    }
     d->fill = 0;
     if (d->leaves > 0 && dg_close_group(d) != 0)
         return -1;
     le_put64(len8, d->length);
-    return EVP_DigestUpdate(d->top, len8, sizeof len8) == 1 &&
-                   EVP_DigestFinal_ex(d->top, out, &len) == 1 && len == DG_LEN
-               ? 0
-               : -1;
+    if (XXH3_128bits_update(d->top, len8, sizeof len8) != XXH_OK)
+        return -1;
+    dg_state_out(d->top, out);
+    return 0;
 }
 
 char *dg_text(const uint8_t d[DG_LEN], char *b)
 {
-    int at = sprintf(b, "sha256-tree:");
+    int at = sprintf(b, "xxh3-128-tree:");
     for (size_t i = 0; i < DG_LEN; i++)
         at += sprintf(b + at, "%02x", d[i]);
     return b;

@@ -663,7 +663,7 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     if (o->progress != NULL) /* the exact output to come: what the display counts */
         atomic_store_explicit(&o->progress->out_total, to - from, memory_order_relaxed);
     const struct mf_entry *want = o->digest && !o->range && x->has_mf
-                                      ? mf_get(&x->mf, "image.sha256-tree") : NULL;
+                                      ? mf_get(&x->mf, "image.xxh3-128-tree") : NULL;
     if (want != NULL && (want->type != MF_BYTES || want->vlen != DG_LEN))
         want = NULL; /* a newer writer's: not ours to check */
     int rc = want != NULL ? dec_digest_new(&c, o->threads, err) : 0;

@@ -3,7 +3,8 @@
 
 A second, independent writer of the spigz format: every byte below follows
 the text of doc/FORMAT.md (and RFC 1951/1952 for deflate and gzip), never
-spigz's code.  Standard library only; zlib serves for CRC-32 and nothing
+spigz's code.  Standard library only, but python3-xxhash for the image
+digest's XXH3-128 (FORMAT.md 2.3); zlib serves for CRC-32 and nothing
 else, and to check that each data piece written here inflates to its bytes
 (the deflate blocks are written here bit by bit, so the output does not
 depend on the zlib version at hand).
@@ -429,12 +430,15 @@ def manifest_bytes(entries):
 
 
 def tree_digest(chunks):
-    """FORMAT.md 2.3: SHA-256 of each 4 KiB block (the last may be shorter),
-    SHA-256 of each run of 256 of those, SHA-256 of those and the length as
-    8 bytes little-endian.  chunks: bytes, or an int for that many zeros."""
-    zleaf = hashlib.sha256(bytes(4096)).digest()
-    zgroup = hashlib.sha256(zleaf * 256).digest()
-    top, group, leaves, part, total = hashlib.sha256(), hashlib.sha256(), 0, bytearray(), 0
+    """FORMAT.md 2.3: XXH3-128 (canonical, big-endian) of each 4 KiB block
+    (the last may be shorter), of each run of 256 of those, of those and the
+    length as 8 bytes little-endian.  chunks: bytes, or an int for that many
+    zeros.  python3-xxhash computes XXH3-128, as zlib computes CRC-32 here."""
+    import xxhash
+    H = xxhash.xxh3_128_digest
+    zleaf = H(bytes(4096))
+    zgroup = H(zleaf * 256)
+    top, group, leaves, part, total = xxhash.xxh3_128(), xxhash.xxh3_128(), 0, bytearray(), 0
 
     def leaf(h):
         nonlocal group, leaves
@@ -442,7 +446,7 @@ def tree_digest(chunks):
         leaves += 1
         if leaves == 256:
             top.update(group.digest())
-            group, leaves = hashlib.sha256(), 0
+            group, leaves = xxhash.xxh3_128(), 0
 
     for c in chunks:
         if isinstance(c, int):
@@ -453,7 +457,7 @@ def tree_digest(chunks):
                 part += bytes(k)
                 n -= k
                 if len(part) == 4096:
-                    leaf(hashlib.sha256(part).digest())
+                    leaf(H(bytes(part)))
                     part = bytearray()
             while n >= 4096:
                 if leaves == 0 and n >= 4096 * 256:
@@ -467,10 +471,10 @@ def tree_digest(chunks):
             total += len(c)
             part += c
             while len(part) >= 4096:
-                leaf(hashlib.sha256(part[:4096]).digest())
+                leaf(H(bytes(part[:4096])))
                 del part[:4096]
     if part:
-        leaf(hashlib.sha256(part).digest())
+        leaf(H(bytes(part)))
     if leaves:
         top.update(group.digest())
     top.update(struct.pack("<Q", total))
@@ -636,7 +640,7 @@ class Golden:
         self.index = index
         self.mf = None
         if manifest is not None:
-            self.mf = list(manifest) + [("image.sha256-tree", MF_BYTES,
+            self.mf = list(manifest) + [("image.xxh3-128-tree", MF_BYTES,
                                           tree_digest(self.image_chunks()))]
             manifest_raw = manifest_bytes(self.mf)
         if index:
