@@ -8,8 +8,8 @@
  * forger rewrites the digest beside the data, so a cryptographic hash
  * would buy nothing here), and XXH3 runs at 40 GB/s a core where SHA-256
  * runs at 1.8: measured side by side (bench/manifest-bench.sh), SHA-256
- * made a -1 backup 21% slower and -t 40% slower; this adds no measurable
- * time.  A plain hash of the image would cost every byte of every zero
+ * made a -1 backup 21% slower and -t 53% slower; this, 5.7% and 10%, and
+ * at the default -6 1.5% or less (doc/BENCHMARKS.md).  A plain hash of the image would cost every byte of every zero
  * run: the tree makes a zero block's hash a constant and a whole 1 MiB
  * group of zero blocks one 16-byte input, and lets the blocks of a data
  * chunk be hashed by the worker that compresses (or decodes) it, in
