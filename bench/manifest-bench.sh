@@ -16,7 +16,7 @@
 #   --out   also write the table as Markdown to FILE
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-old= new=$here/../spigz runs=3 dir=${BENCH_DIR:-/var/tmp/spigz-bench} out=
+old='' new=$here/../spigz runs=3 dir=${BENCH_DIR:-/var/tmp/spigz-bench} out=''
 while [ $# -gt 0 ]; do
     case $1 in
     --old) old=$2; shift ;;

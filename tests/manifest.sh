@@ -23,7 +23,7 @@ need sfdisk blkid mke2fs mkfs.vfat mcopy cmp "$PY3"
 "$PY3" -c 'import xxhash' 2> /dev/null || fail "python3-xxhash is not installed (the digest's check needs it)"
 need_free_zero
 cd "$T" || exit 1
-S=512 M=$((1 << 20))
+M=$((1 << 20))
 
 # mf FILE EXPR: a value of FILE's manifest, from -l --format=json (EXPR a
 # Python expression on m, the manifest object)
@@ -60,8 +60,8 @@ for b in fz.gz plain.gz; do
         want=$("$PY3" -c 'import json, sys
 p = json.load(open("sf.json"))["partitiontable"]["partitions"][int(sys.argv[1]) - 1]
 print(json.dumps([p["start"] * 512, p["size"] * 512, p["type"].lower(), p["name"], p["uuid"].lower()]))' $n)
-        got=$(echo "$got" | tr 'A-Z' 'a-z')
-        want=$(echo "$want" | tr 'A-Z' 'a-z')
+        got=$(echo "$got" | tr '[:upper:]' '[:lower:]')
+        want=$(echo "$want" | tr '[:upper:]' '[:lower:]')
         check "$b: partition $n as sfdisk --json gives it ($got vs $want)" [ "$got" = "$want" ]
     done
     if [ "$(mf $b '"type-name" in m["part"]["1"]')" = True ]; then
