@@ -132,6 +132,8 @@ static int cm_part(struct mf *m, const struct lay_dpart *p, const struct lay_map
         rc |= mf_add_text(m, CM_KEY("label"), p->label);
     if (p->fs_uuid[0] != '\0')
         rc |= mf_add_text(m, CM_KEY("fs-uuid"), p->fs_uuid);
+    if (p->encrypted)
+        rc |= mf_add_uint(m, CM_KEY("encrypted"), 1);
     const struct lay_part *r = cm_region(map, p->off, p->len);
     if (r != NULL && r->mapped) {
         rc |= mf_add_uint(m, CM_KEY("used"), r->used);
@@ -381,6 +383,8 @@ static void cm_parts(FILE *f, const struct mf *m)
                 fprintf(f, " \"%s\"", t);
             if (cm_t(m, CM_K("fs-uuid"), t, sizeof t) != NULL)
                 fprintf(f, " UUID %s", t);
+            if (cm_u(m, CM_K("encrypted"), &v) && v)
+                fprintf(f, " (encrypted)");
         }
         if (cm_u(m, CM_K("used"), &v) && cm_u(m, CM_K("free"), &start))
             fprintf(f, "; %s used, %s skipped as free", cm_size(v, a), cm_size(start, b));

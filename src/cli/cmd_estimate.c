@@ -225,6 +225,24 @@ static void ce_put_kv(const char *k, const char *v, bool num, bool map)
     putchar('\n');
 }
 
+/* --free=zero: the encrypted volumes, read whole (their ciphertext barely
+ * compresses: most of a backup's size when they are large). */
+static void ce_encrypted_text(const struct lay_map *m)
+{
+    char a[32];
+    for (size_t k = 0; k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        if (!p->encrypted)
+            continue;
+        if (p->number == 0)
+            printf("  encrypted   the whole input (%s, %s)", p->fs, ce_bytes((double)p->len, a));
+        else
+            printf("  encrypted   partition %u (%s, %s)", p->number, p->fs,
+                   ce_bytes((double)p->len, a));
+        printf(": read whole, ciphertext, used and free alike\n");
+    }
+}
+
 /* --free=zero in JSON: "layouts":[{"name":..,"table":..,"partitions":[..]}],
  * each partition with its number, offset, length, type, filesystem, whether
  * mapped, its used bytes and why it is read whole. */
@@ -246,9 +264,9 @@ static void ce_layouts_json(const struct lay_map *m)
             cli_json_string(stdout, p->ptype);
             fputs(",\"filesystem\":", stdout);
             cli_json_string(stdout, p->fs);
-            printf(",\"mapped\":%s,\"used\":%llu,\"disputed\":%llu,\"why\":",
-                   p->mapped ? "true" : "false", (unsigned long long)p->used,
-                   (unsigned long long)p->disputed);
+            printf(",\"mapped\":%s,\"encrypted\":%s,\"used\":%llu,\"disputed\":%llu,"
+                   "\"why\":", p->mapped ? "true" : "false", p->encrypted ? "true" : "false",
+                   (unsigned long long)p->used, (unsigned long long)p->disputed);
             cli_json_string(stdout, p->why);
             putchar('}');
         }
@@ -266,6 +284,9 @@ static void ce_layouts_kv(const struct lay_map *m)
                m->layouts[p->layout].table, p->number, (unsigned long long)p->off,
                (unsigned long long)p->len, p->ptype, p->fs[0] ? p->fs : "-",
                p->mapped ? "mapped" : "whole", (unsigned long long)p->used);
+        if (p->encrypted) /* a line of its own: the partition= fields stay as they were */
+            printf("encrypted=%u:%u:%s:%llu\n", p->layout + 1, p->number, p->fs,
+                   (unsigned long long)p->len);
     }
 }
 
@@ -289,6 +310,8 @@ static void ce_report(const struct cli *c, const char *name, const struct est_re
         putchar('\n');
     } else {
         ce_text(c, name, r);
+        if (c->free_zero)
+            ce_encrypted_text(m);
         if (r->map != NULL)
             ce_map_text(r, ce_map_width(), c->free_zero ? m : NULL);
     }

@@ -132,7 +132,7 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
         /* a bad checksum still names the filesystem: its reader then
          * refuses it, with a warning, rather than "no filesystem" */
         blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
-                                                  BLKID_SUBLKS_BADCSUM);
+                                                  BLKID_SUBLKS_USAGE | BLKID_SUBLKS_BADCSUM);
         /* every prober's match, not blkid_do_safeprobe()'s verdict: that
          * one takes the first match unchecked on a region of 1.44 MB or
          * less (its "tiny device" rule) */
@@ -145,11 +145,14 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
                 snprintf(p->fs, sizeof p->fs, "%s", v);
                 if (blkid_probe_lookup_value(pr, "LABEL", &v, NULL) == 0)
                     txt_clean(strncpy(p->label, v, sizeof p->label - 1)); /* printed later */
+                p->encrypted = blkid_probe_lookup_value(pr, "USAGE", &v, NULL) == 0 &&
+                               strcmp(v, "crypto") == 0;
             }
         }
     }
     blkid_free_probe(pr);
     if (found > 1) {
+        p->encrypted = false;
         lay_whole(p, true, "more than one filesystem signature");
         return 0;
     }
@@ -171,6 +174,11 @@ static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_p
     if (!lay_probe_fs(fd, base, p))
         return 0;
 #endif
+    if (p->encrypted) { /* what is free inside is known only once unlocked */
+        lay_whole(p, false, "an encrypted volume: ciphertext throughout, used and free alike "
+                            "(which blocks are free is known only once unlocked)");
+        return 0;
+    }
     lay_fs_fn fn = lay_find_fs(p->fs);
     if (fn == NULL) {
         lay_whole(p, false, lay_unbuilt(p->fs));

@@ -60,6 +60,8 @@ struct lay_part {
     bool doubt;          /* not mapped because something is inconsistent or
                             unclean (a reader's refusal, a bad table entry),
                             not merely unknown: worth a warning */
+    bool encrypted;      /* an encrypted volume (libblkid's USAGE "crypto":
+                            LUKS, BitLocker): read whole, ciphertext */
     uint64_t used;       /* bytes read as data: len when not mapped */
     uint64_t disputed;   /* bytes its files use that its allocation map
                             calls free (read as data; lay_fs.h) */

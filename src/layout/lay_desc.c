@@ -41,7 +41,7 @@ static void ld_fs(int fd, uint64_t off, uint64_t len, struct lay_dpart *p)
         blkid_probe_enable_partitions(pr, 0);
         blkid_probe_enable_superblocks(pr, 1);
         blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL |
-                                                  BLKID_SUBLKS_UUID);
+                                                  BLKID_SUBLKS_UUID | BLKID_SUBLKS_USAGE);
         const char *v;
         if (blkid_do_safeprobe(pr) == 0) {
             if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0)
@@ -50,6 +50,8 @@ static void ld_fs(int fd, uint64_t off, uint64_t len, struct lay_dpart *p)
                 ld_copy(p->label, sizeof p->label, v);
             if (blkid_probe_lookup_value(pr, "UUID", &v, NULL) == 0)
                 ld_copy(p->fs_uuid, sizeof p->fs_uuid, v);
+            p->encrypted = blkid_probe_lookup_value(pr, "USAGE", &v, NULL) == 0 &&
+                           strcmp(v, "crypto") == 0;
         }
     }
     blkid_free_probe(pr);

@@ -14,6 +14,7 @@
 #ifndef SPIGZ_LAY_DESC_H
 #define SPIGZ_LAY_DESC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@ struct lay_dpart {
     char fs[16];         /* filesystem type as libblkid names it, or "" */
     char label[80];      /* filesystem label, or "" */
     char fs_uuid[48];    /* filesystem UUID, or "" */
+    bool encrypted;      /* libblkid's USAGE is "crypto" (LUKS, BitLocker) */
 };
 
 struct lay_desc {
