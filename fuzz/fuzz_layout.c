@@ -14,6 +14,8 @@
  *     no table structure; a mapped region's used bytes are at most its
  *     length, an unmapped one's its length;
  *   - the same input maps the same way twice (no state kept between calls);
+ *   - with --exclude=volatile the map holds as well and covers the plain
+ *     one (the exclusion only adds free bytes);
  *   - lay_kernel_parts() (the mount's pN files) on the same bytes through a
  *     read callback returns 0 and partitions inside the input, non-empty,
  *     numbered 1 to 256, in increasing order.
@@ -132,6 +134,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(lay_build(fd, 0, size, &o, &b, &err) == 0);
     CHECK(a.nfree == b.nfree && a.nparts == b.nparts && a.nlayouts == b.nlayouts);
     CHECK(a.nfree == 0 || memcmp(a.free, b.free, a.nfree * sizeof *a.free) == 0);
+    lay_free(&b);
+    /* --exclude=volatile only adds free bytes (NTFS's volatile files), in
+     * mapped regions: the map holds, and covers the plain one */
+    struct lay_opts ov = {.force_mounted = true, .exclude_volatile = true};
+    CHECK(lay_build(fd, 0, size, &ov, &b, &err) == 0);
+    check_map(&b, size);
+    CHECK(b.free_bytes >= a.free_bytes);
+    for (size_t i = 0, j = 0; i < a.nfree; i++) {
+        while (j < b.nfree && b.free[j].off + b.free[j].len <= a.free[i].off)
+            j++;
+        CHECK(j < b.nfree && b.free[j].off <= a.free[i].off &&
+              b.free[j].off + b.free[j].len >= a.free[i].off + a.free[i].len);
+    }
     lay_free(&a);
     lay_free(&b);
     close(fd);

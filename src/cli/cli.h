@@ -51,6 +51,7 @@ struct cli {
     bool rsyncable;              /* --rsyncable */
     bool free_zero;              /* --free=zero */
     bool force_mounted;          /* --force-mounted */
+    bool exclude_volatile;       /* --exclude=volatile */
     bool rescue;                 /* --rescue: survive read errors */
     const char *bad_map;         /* --bad-map FILE (ddrescue mapfile) */
     bool nocache;                /* --nocache: files too leave the page cache */

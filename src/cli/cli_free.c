@@ -116,6 +116,15 @@ static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_m
             cli_msg("%s: %s: %s, %s, %s used, %s skipped as free", j->in_name, r, fs,
                     cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
                     cf_bytes(p->len - p->used, d, sizeof d));
+        /* --exclude=volatile: what it saved, said unasked (the user chose
+         * to leave bytes out); kept when another file names them */
+        if (p->mapped && p->excluded > 0 && !c->quiet)
+            cli_msg("%s: %s: %s of Windows' volatile files (%s) stored as zeros "
+                    "(--exclude=volatile)", j->in_name, r, cf_bytes(p->excluded, a, sizeof a),
+                    p->excl_names);
+        if (p->mapped && p->excl_refused)
+            cf_warn(c, j, nt, "%s: %s: its volatile files (%s) share clusters with other "
+                              "files (run chkdsk): kept as they are", r, fs, p->excl_names);
         if (p->mapped && p->disputed > 0)
             cf_warn(c, j, nt, "%s: %s: its allocation map calls free %s its files use, read as "
                               "data: the filesystem is damaged (run its fsck)", r, fs,
@@ -158,7 +167,8 @@ int cli_free_map(struct cli *c, const struct cli_job *j, struct lay_map *m,
                      "file), not a pipe", j->in_name);
         return -1;
     }
-    struct lay_opts lo = {.force_mounted = c->force_mounted};
+    struct lay_opts lo = {.force_mounted = c->force_mounted,
+                          .exclude_volatile = c->exclude_volatile};
     struct sp_err err = {0};
     if (lay_build(j->in_fd, (uint64_t)base, size, &lo, m, &err) != 0) {
         cli_error(c, "%s: --free=zero: %s", j->in_name, err.msg);

@@ -138,6 +138,8 @@ static int cm_part(struct mf *m, const struct lay_dpart *p, const struct lay_map
     if (r != NULL && r->mapped) {
         rc |= mf_add_uint(m, CM_KEY("used"), r->used);
         rc |= mf_add_uint(m, CM_KEY("free"), r->len - r->used);
+        if (r->excluded > 0)
+            rc |= mf_add_uint(m, CM_KEY("excluded"), r->excluded);
     } else if (r != NULL) {
         rc |= mf_add_text(m, CM_KEY("read-whole"), r->why);
     }
@@ -195,6 +197,8 @@ int cli_manifest_make(const struct cli *c, const struct cli_job *j, const struct
         rc |= mf_add_uint(m, "options.rsyncable", 1);
     if (c->force_mounted && c->free_zero)
         rc |= mf_add_uint(m, "options.force-mounted", 1);
+    if (c->exclude_volatile)
+        rc |= mf_add_text(m, "options.exclude", "volatile");
     /* What the content and options do not determine, only for an input
      * named on the command line and without -n: the same content then
      * gives the same bytes from a pipe, stdin, a file or a device, and
@@ -320,6 +324,8 @@ static void cm_options(FILE *f, const struct mf *m)
         fprintf(f, ", --rsyncable");
     if (cm_u(m, "options.force-mounted", &v) && v)
         fprintf(f, ", --force-mounted");
+    if (cm_t(m, "options.exclude", t, sizeof t) != NULL)
+        fprintf(f, ", --exclude=%s", t);
     fputc('\n', f);
 }
 
@@ -388,6 +394,8 @@ static void cm_parts(FILE *f, const struct mf *m)
         }
         if (cm_u(m, CM_K("used"), &v) && cm_u(m, CM_K("free"), &start))
             fprintf(f, "; %s used, %s skipped as free", cm_size(v, a), cm_size(start, b));
+        if (cm_u(m, CM_K("excluded"), &v))
+            fprintf(f, " (of it %s of volatile files, --exclude)", cm_size(v, a));
         else if (cm_t(m, CM_K("read-whole"), t, sizeof t) != NULL)
             fprintf(f, "; read whole: %s", t);
 #undef CM_K

@@ -88,6 +88,9 @@ static void cli_help(void)
 "                       free space is zeros.  --free=keep (the default)\n"
 "                       reads every byte as it is\n"
 "      --force-mounted  with --free=zero, map a filesystem mounted read-write\n"
+"      --exclude=volatile  with --free=zero, store Windows' pagefile.sys,\n"
+"                       hiberfil.sys and swapfile.sys as zeros (NTFS: the files\n"
+"                       stay, with their sizes; Windows recreates them)\n"
 "      --rescue         survive read errors: retry down to the sector, code\n"
 "                       what stays unreadable as zeros and list it (status 2)\n"
 "      --bad-map FILE   write the unreadable (--rescue) or damaged (--salvage)\n"
@@ -328,6 +331,7 @@ struct cli_long {
 #define KEY_CACHE 27
 #define KEY_INDEX_FILE 28
 #define KEY_PARTITION 29
+#define KEY_EXCLUDE 30
 
 static const struct cli_long cli_longs[] = {
     {"stdout", 'c', OPT_NONE},      {"to-stdout", 'c', OPT_NONE},
@@ -349,6 +353,7 @@ static const struct cli_long cli_longs[] = {
     {"recursive", 'r', OPT_NONE},   {"license", 'L', OPT_NONE},
     {"rsyncable", KEY_RSYNCABLE, OPT_NONE},
     {"free", KEY_FREE, OPT_ARG},     {"force-mounted", KEY_FORCE_MOUNTED, OPT_NONE},
+    {"exclude", KEY_EXCLUDE, OPT_ARG},
     {"rescue", KEY_RESCUE, OPT_NONE}, {"bad-map", KEY_BAD_MAP, OPT_ARG},
     {"nocache", KEY_NOCACHE, OPT_NONE}, {"salvage", KEY_SALVAGE, OPT_NONE},
     {"discard", KEY_DISCARD, OPT_NONE}, {"compare", KEY_COMPARE, OPT_NONE},
@@ -486,6 +491,11 @@ static void cli_apply(struct cli *c, char key, const char *arg)
     case KEY_RSYNCABLE: c->rsyncable = true; break;
     case KEY_FREE: cli_free(c, arg); break;
     case KEY_FORCE_MOUNTED: c->force_mounted = true; break;
+    case KEY_EXCLUDE: /* one kind so far: Windows' volatile files */
+        if (strcmp(arg, "volatile") != 0)
+            cli_usage_error("invalid --exclude '%s' (expected volatile)", arg);
+        c->exclude_volatile = true;
+        break;
     case KEY_RESCUE: c->rescue = true; break;
     case KEY_BAD_MAP: c->bad_map = arg; break;
     case KEY_NOCACHE: c->nocache = true; break;
@@ -690,6 +700,10 @@ static void cli_validate(struct cli *c, int nfiles)
         cli_usage_error("--partition takes one backup");
     if (c->range && c->mode != MODE_DECOMPRESS)
         cli_usage_error("--range needs -d");
+    if (c->exclude_volatile && (!c->free_zero ||
+                                (c->mode != MODE_COMPRESS && c->mode != MODE_ESTIMATE)))
+        cli_usage_error("--exclude=volatile is for a backup (or an estimate) with --free=zero: "
+                        "it reads the NTFS volumes' maps");
     if (c->range && !c->to_stdout && c->output == NULL)
         cli_usage_error("--range needs -c or -o");
     if (c->mode == MODE_ESTIMATE && (c->output != NULL || c->to_stdout))

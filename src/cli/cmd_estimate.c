@@ -241,6 +241,17 @@ static void ce_encrypted_text(const struct lay_map *m)
                    ce_bytes((double)p->len, a));
         printf(": read whole, ciphertext, used and free alike\n");
     }
+    for (size_t k = 0; k < m->nparts; k++) {
+        const struct lay_part *p = &m->parts[k];
+        if (p->excluded == 0)
+            continue;
+        if (p->number == 0)
+            printf("  volatile    the whole input (%s)", p->fs);
+        else
+            printf("  volatile    partition %u (%s)", p->number, p->fs);
+        printf(": %s of %s stored as zeros (--exclude=volatile)\n",
+               ce_bytes((double)p->excluded, a), p->excl_names);
+    }
 }
 
 /* --free=zero in JSON: "layouts":[{"name":..,"table":..,"partitions":[..]}],
@@ -265,8 +276,9 @@ static void ce_layouts_json(const struct lay_map *m)
             fputs(",\"filesystem\":", stdout);
             cli_json_string(stdout, p->fs);
             printf(",\"mapped\":%s,\"encrypted\":%s,\"used\":%llu,\"disputed\":%llu,"
-                   "\"why\":", p->mapped ? "true" : "false", p->encrypted ? "true" : "false",
-                   (unsigned long long)p->used, (unsigned long long)p->disputed);
+                   "\"excluded\":%llu,\"why\":", p->mapped ? "true" : "false",
+                   p->encrypted ? "true" : "false", (unsigned long long)p->used,
+                   (unsigned long long)p->disputed, (unsigned long long)p->excluded);
             cli_json_string(stdout, p->why);
             putchar('}');
         }
@@ -287,6 +299,9 @@ static void ce_layouts_kv(const struct lay_map *m)
         if (p->encrypted) /* a line of its own: the partition= fields stay as they were */
             printf("encrypted=%u:%u:%s:%llu\n", p->layout + 1, p->number, p->fs,
                    (unsigned long long)p->len);
+        if (p->excluded > 0)
+            printf("excluded=%u:%u:%llu\n", p->layout + 1, p->number,
+                   (unsigned long long)p->excluded);
     }
 }
 

@@ -166,8 +166,28 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
 #endif
 
 /* Map one region: probe it, run its reader, its free space into f. */
+/* --exclude=volatile: the extents the reader chose to code as zeros, taken
+ * out of its used extents.  0, or -1 out of memory. */
+static int lay_apply_exclusion(struct lay_part *p, struct lay_used *u)
+{
+    snprintf(p->excl_names, sizeof p->excl_names, "%s", u->excl_names);
+    p->excl_refused = u->excl_refused;
+    if (u->nexcl == 0)
+        return 0;
+    size_t ne = sp_ranges_normalize(u->excl, u->nexcl);
+    u->n = lay_merge(u->e, u->n);
+    struct sp_range *kept;
+    size_t nk;
+    if (sp_ranges_subtract(u->e, u->n, u->excl, ne, 0, &kept, &nk, &p->excluded) != 0)
+        return -1;
+    free(u->e);
+    u->e = kept;
+    u->n = u->cap = nk;
+    return 0;
+}
+
 static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_part *p,
-                        struct lay_flist *f)
+                        struct lay_flist *f, bool exclude_volatile)
 {
     p->used = p->len;
 #ifdef HAVE_BLKID
@@ -184,32 +204,37 @@ static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_p
         lay_whole(p, false, lay_unbuilt(p->fs));
         return 0;
     }
-    struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len};
+    struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len,
+                        .exclude_volatile = exclude_volatile};
     struct lay_used u = {0};
     uint64_t fs_len = 0;
     char why[sizeof p->why] = "";
     int rc = fn(&d, &u, &fs_len, why, sizeof why);
     *meta_read += d.read;
     if (rc < 0 || u.oom) {
-        free(u.e);
+        lay_used_done(&u);
         return -1;
     }
     if (rc == 0 || fs_len > p->len) {
-        free(u.e);
+        lay_used_done(&u);
         lay_whole(p, true, rc == 0 ? why : "the filesystem is larger than its partition");
         return 0;
     }
     p->disputed = lay_used_disputed(&u);
     if (p->disputed > LAY_DISPUTE_MAX) {
-        free(u.e);
+        lay_used_done(&u);
         snprintf(why, sizeof why, "its allocation map calls free %llu bytes its files use "
                  "(a damaged bitmap: run its fsck)", (unsigned long long)p->disputed);
         lay_whole(p, true, why);
         return 0;
     }
+    if (lay_apply_exclusion(p, &u) != 0) {
+        lay_used_done(&u);
+        return -1;
+    }
     size_t before = f->n;
     int ar = lay_add_free(f, p->off, fs_len, &u);
-    free(u.e);
+    lay_used_done(&u);
     if (ar != 0)
         return -1;
     uint64_t fr = 0;
@@ -240,6 +265,7 @@ struct lay_ctx {
     uint64_t sig_at[8];   /* where each one's magic lies */
     size_t nsigs;
     unsigned sector;
+    bool exclude_volatile; /* lay_opts' */
 };
 
 /* Whether readings a and b define the same regions (in any order). */
@@ -328,7 +354,7 @@ static int lay_map_cached(struct lay_ctx *c, size_t li, size_t pi)
                     return -1;
             return 0;
         }
-    return lay_map_part(c->fd, c->base, &c->meta_read, p, f);
+    return lay_map_part(c->fd, c->base, &c->meta_read, p, f, c->exclude_volatile);
 }
 
 /* Map every region of every layout; each layout's free union. */
@@ -613,7 +639,8 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
         }
         snprintf(m->forced, sizeof m->forced, "%s", held);
     }
-    struct lay_ctx c = {.fd = fd, .base = base, .size = size};
+    struct lay_ctx c = {.fd = fd, .base = base, .size = size,
+                        .exclude_volatile = o->exclude_volatile};
     /* the table readings' regions are mapped first: whether a signature on
      * the whole input is a partition's own is known only then */
     size_t ntab = 0;

@@ -62,6 +62,10 @@ struct lay_part {
                             not merely unknown: worth a warning */
     bool encrypted;      /* an encrypted volume (libblkid's USAGE "crypto":
                             LUKS, BitLocker): read whole, ciphertext */
+    uint64_t excluded;   /* --exclude=volatile: bytes of Windows' volatile
+                            files (excl_names) coded as zeros, of used */
+    char excl_names[48]; /* "pagefile.sys, hiberfil.sys", or "" */
+    bool excl_refused;   /* they share clusters with another file: kept */
     uint64_t used;       /* bytes read as data: len when not mapped */
     uint64_t disputed;   /* bytes its files use that its allocation map
                             calls free (read as data; lay_fs.h) */
@@ -98,6 +102,12 @@ struct lay_map {
 struct lay_opts {
     bool force_mounted; /* map a filesystem mounted read-write (it changes
                            under the reader: only for a frozen snapshot) */
+    bool exclude_volatile; /* NTFS: code the clusters of pagefile.sys,
+                           hiberfil.sys and swapfile.sys (in the root, their
+                           unnamed data) as zeros: Windows recreates them.
+                           The user's choice, not a free-space claim: never
+                           when another file names one of those clusters,
+                           nor on a hibernated volume (read whole anyway) */
 };
 
 /* Map the size bytes of fd from base (its offset: stdin may be a partly

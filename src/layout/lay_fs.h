@@ -50,6 +50,8 @@ struct lay_dev {
      * -1 (any failure, a short read included).  Table readers only. */
     int (*readfn)(void *ctx, void *buf, size_t n, uint64_t off);
     void *ctx;
+    bool exclude_volatile; /* lay_opts': NTFS reports its volatile files'
+                              clusters through lay_used_exclude() */
 };
 
 /* Read n bytes at off of the region.  0, or -1 when any of them is outside
@@ -67,6 +69,13 @@ struct lay_used {
     uint64_t disputed; /* bytes lay_used_ref() found free in the map */
     bool coarsened_sealed; /* coarsened after the seal: the disputes merged
                               into the map, the running count stands */
+    /* --exclude=volatile: used extents the user chose to code as zeros
+     * (lay_used_exclude), what they are, and whether the reader kept them
+     * because another file names them */
+    struct sp_range *excl;
+    size_t nexcl, excl_cap;
+    char excl_names[48];
+    bool excl_refused;
 };
 
 /* Report [off, off + len) of the region as used.  0, or -1 out of memory. */
@@ -85,6 +94,14 @@ int lay_used_ref(struct lay_used *u, uint64_t off, uint64_t len);
 /* The bytes lay_used_ref() found outside the map, each counted once (two
  * files may name the same block).  Sorts what was reported since the seal. */
 uint64_t lay_used_disputed(struct lay_used *u);
+
+/* --exclude=volatile: [off, off + len) of the region, used, is to be coded
+ * as zeros all the same (lay.c takes it out of the used extents once the
+ * reader is done).  0, or -1 out of memory. */
+int lay_used_exclude(struct lay_used *u, uint64_t off, uint64_t len);
+
+/* Free what a struct lay_used holds. */
+void lay_used_done(struct lay_used *u);
 
 /* Sort and merge overlapping or adjacent extents in place; the new count. */
 size_t lay_merge(struct sp_range *e, size_t n);

@@ -57,6 +57,7 @@
 #include <ntfs-3g/types.h>
 #include <ntfs-3g/attrib.h>
 #include <ntfs-3g/device.h>
+#include <ntfs-3g/dir.h>
 #include <ntfs-3g/inode.h>
 #include <ntfs-3g/logfile.h>
 #include <ntfs-3g/logging.h>
@@ -224,6 +225,23 @@ static int ntfs_runs(ntfs_volume *vol, struct lay_used *u, char *why, size_t wn)
     return rc;
 }
 
+/* --exclude=volatile: Windows' volatile files, in the root, whose unnamed
+ * data Windows recreates (the page file, the swap file) or throws away
+ * when it does not resume from it (the hibernation file: a volume that is
+ * hibernated is read whole before this).  Their MFT records, and their
+ * clusters as sorted, merged byte ranges of the region. */
+static const char *const ntfs_volatile_names[] = {"pagefile.sys", "hiberfil.sys",
+                                                  "swapfile.sys"};
+#define NTFS_VOLATILE 3
+struct ntfs_volatile {
+    uint64_t mft[NTFS_VOLATILE];
+    size_t nmft;
+    struct sp_range *r;
+    size_t n;
+    bool shared;   /* another record names one of those clusters */
+    char names[48];
+};
+
 /* The second reading's state (see the top). */
 struct ntfs_ref {
     ntfs_volume *vol;
@@ -232,7 +250,30 @@ struct ntfs_ref {
     char *why;
     size_t wn;
     int rc;        /* 1 going on, 0 refused (why), -1 out of memory */
+    struct ntfs_volatile *vf; /* --exclude=volatile, or NULL */
 };
+
+/* Whether [off, off + len) meets one of the volatile files' ranges. */
+static bool ntfs_volatile_meets(const struct ntfs_volatile *v, uint64_t off, uint64_t len)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) { /* the first range that ends after off */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->r[mid].off + v->r[mid].len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < v->n && v->r[lo].off < off + len;
+}
+
+static bool ntfs_volatile_owns(const struct ntfs_volatile *v, uint64_t rec)
+{
+    for (size_t i = 0; i < v->nmft; i++)
+        if (v->mft[i] == rec)
+            return true;
+    return false;
+}
 
 static void ntfs_refuse(struct ntfs_ref *r, uint64_t rec, const char *what)
 {
@@ -241,8 +282,9 @@ static void ntfs_refuse(struct ntfs_ref *r, uint64_t rec, const char *what)
     r->rc = 0;
 }
 
-/* The clusters one non-resident attribute record names. */
-static void ntfs_attr_runs(struct ntfs_ref *r, uint64_t rec, ATTR_RECORD *a)
+/* The clusters one non-resident attribute record names (rec's; owner is
+ * the file's base record). */
+static void ntfs_attr_runs(struct ntfs_ref *r, uint64_t rec, uint64_t owner, ATTR_RECORD *a)
 {
     runlist_element *rl = ntfs_mapping_pairs_decompress(r->vol, a, NULL);
     if (rl == NULL) {
@@ -261,6 +303,9 @@ static void ntfs_attr_runs(struct ntfs_ref *r, uint64_t rec, ATTR_RECORD *a)
             ntfs_refuse(r, rec, "names clusters outside the volume");
         else if (lay_used_ref(r->u, lcn * cs, len * cs) != 0)
             r->rc = -1;
+        else if (r->vf != NULL && !ntfs_volatile_owns(r->vf, owner) &&
+                 ntfs_volatile_meets(r->vf, lcn * cs, len * cs))
+            r->vf->shared = true; /* cross-linked: those clusters are kept */
     }
     free(rl);
 }
@@ -300,7 +345,8 @@ static void ntfs_record(struct ntfs_ref *r, uint64_t rec, MFT_RECORD *m, bool li
         if (len < 24 || len > end - at || (len & 7) != 0)
             break;
         if (a->non_resident)
-            ntfs_attr_runs(r, rec, a);
+            ntfs_attr_runs(r, rec, m->base_mft_record != 0 ? MREF_LE(m->base_mft_record) : rec,
+                           a);
         at += len;
     }
     if (r->rc == 1)
@@ -309,9 +355,10 @@ static void ntfs_record(struct ntfs_ref *r, uint64_t rec, MFT_RECORD *m, bool li
 
 /* The second reading: every record of the initialised MFT, with $MFT's
  * $Bitmap beside it.  1, 0 (why), -1. */
-static int ntfs_refs(ntfs_volume *vol, struct lay_used *u, uint64_t nc, char *why, size_t wn)
+static int ntfs_refs(ntfs_volume *vol, struct lay_used *u, uint64_t nc, char *why, size_t wn,
+                     struct ntfs_volatile *vf)
 {
-    struct ntfs_ref r = {.vol = vol, .u = u, .nc = nc, .why = why, .wn = wn, .rc = 1};
+    struct ntfs_ref r = {.vol = vol, .u = u, .nc = nc, .why = why, .wn = wn, .rc = 1, .vf = vf};
     u32 rs = vol->mft_record_size;
     uint64_t nrec = vol->mft_na->initialized_size > 0
                         ? (uint64_t)vol->mft_na->initialized_size >> vol->mft_record_size_bits
@@ -336,6 +383,67 @@ static int ntfs_refs(ntfs_volume *vol, struct lay_used *u, uint64_t nc, char *wh
     }
     free(buf);
     return r.rc;
+}
+
+/* One volatile file's unnamed data clusters into v.  0 (absent, resident
+ * or not a plain file: nothing), or -1 out of memory. */
+static int ntfs_volatile_file(ntfs_volume *vol, const char *name, uint64_t nc,
+                              struct ntfs_volatile *v)
+{
+    ntfs_inode *ni = ntfs_pathname_to_inode(vol, NULL, name);
+    if (ni == NULL)
+        return 0;
+    int rc = 0;
+    ntfs_attr *na = NULL;
+    if (!(ni->mrec->flags & MFT_RECORD_IS_DIRECTORY) &&
+        (na = ntfs_attr_open(ni, AT_DATA, AT_UNNAMED, 0)) != NULL && NAttrNonResident(na) &&
+        ntfs_attr_map_whole_runlist(na) == 0 && na->rl != NULL) {
+        uint64_t cs = vol->cluster_size;
+        size_t k = 0;
+        while (na->rl[k].length != 0)
+            k++;
+        struct sp_range *r = realloc(v->r, (v->n + k) * sizeof *r);
+        if (r == NULL) {
+            rc = -1;
+        } else {
+            v->r = r;
+            for (size_t i = 0; i < k; i++) {
+                uint64_t lcn = (uint64_t)na->rl[i].lcn, len = (uint64_t)na->rl[i].length;
+                if (na->rl[i].lcn < 0 || na->rl[i].length <= 0 || len > nc || lcn > nc - len)
+                    continue; /* a hole, or nothing a reader of this volume may take */
+                v->r[v->n++] = (struct sp_range){lcn * cs, len * cs};
+            }
+            v->mft[v->nmft++] = ni->mft_no;
+            size_t at = strlen(v->names);
+            snprintf(v->names + at, sizeof v->names - at, "%s%s", at ? ", " : "", name);
+        }
+    }
+    if (na != NULL)
+        ntfs_attr_close(na);
+    ntfs_inode_close(ni);
+    return rc;
+}
+
+/* --exclude=volatile: the volatile files found, their clusters sorted. */
+static int ntfs_volatile_find(ntfs_volume *vol, uint64_t nc, struct ntfs_volatile *v)
+{
+    for (size_t i = 0; i < NTFS_VOLATILE; i++)
+        if (ntfs_volatile_file(vol, ntfs_volatile_names[i], nc, v) != 0)
+            return -1;
+    v->n = sp_ranges_normalize(v->r, v->n);
+    return 0;
+}
+
+/* Their clusters handed to lay.c to code as zeros, unless another file
+ * names one of them (then nothing is, and the region says so). */
+static int ntfs_volatile_report(const struct ntfs_volatile *v, struct lay_used *u)
+{
+    snprintf(u->excl_names, sizeof u->excl_names, "%s", v->names);
+    u->excl_refused = v->shared;
+    for (size_t i = 0; !v->shared && i < v->n; i++)
+        if (lay_used_exclude(u, v->r[i].off, v->r[i].len) != 0)
+            return -1;
+    return 0;
 }
 
 /* The boot sector's size against the region, before libntfs-3g sizes its
@@ -386,10 +494,15 @@ int lay_ntfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char 
                vol->mft_record_size > NTFS_STEP) {
         snprintf(why, wn, "its MFT cannot be read");
     } else if ((rc = ntfs_runs(vol, u, why, wn)) == 1) {
-        if (lay_used_add(u, 0, cs) != 0 || lay_used_seal(u) != 0)
+        struct ntfs_volatile vf = {0};
+        if (lay_used_add(u, 0, cs) != 0 || lay_used_seal(u) != 0 ||
+            (d->exclude_volatile && ntfs_volatile_find(vol, nc, &vf) != 0))
             rc = -1;
         else
-            rc = ntfs_refs(vol, u, nc, why, wn);
+            rc = ntfs_refs(vol, u, nc, why, wn, d->exclude_volatile ? &vf : NULL);
+        if (rc == 1 && d->exclude_volatile && ntfs_volatile_report(&vf, u) != 0)
+            rc = -1;
+        free(vf.r);
         if (rc == 1)
             *fs_len = nc * cs; /* the rest, the backup boot sector's, is read */
     }

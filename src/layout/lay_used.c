@@ -146,3 +146,29 @@ size_t lay_merge(struct sp_range *e, size_t n)
     return k + 1;
 }
 
+
+int lay_used_exclude(struct lay_used *u, uint64_t off, uint64_t len)
+{
+    if (len == 0)
+        return 0;
+    if (u->nexcl == u->excl_cap) {
+        size_t cap = u->excl_cap ? u->excl_cap * 2 : 64;
+        struct sp_range *e = realloc(u->excl, cap * sizeof *e);
+        if (e == NULL) {
+            u->oom = true;
+            return -1;
+        }
+        u->excl = e;
+        u->excl_cap = cap;
+    }
+    u->excl[u->nexcl++] = (struct sp_range){off, len};
+    return 0;
+}
+
+void lay_used_done(struct lay_used *u)
+{
+    free(u->e);
+    free(u->excl);
+    u->e = u->excl = NULL;
+    u->n = u->nexcl = 0;
+}
