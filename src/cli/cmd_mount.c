@@ -362,6 +362,18 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         cli_error(c, "%s: FUSE could not start (see above)", dir);
         return;
     }
+    /* The session's handlers before the mount appears: a SIGTERM sent as
+     * soon as DIR is a mount point (a script's, a test's) ends the session
+     * cleanly, where between the mount and handlers set after it the
+     * default action killed the process (status 143, the mount left to
+     * fusermount3's cleanup).  A signal before the loop starts makes it
+     * return at once. */
+    cm_default_signals();
+    if (fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+        cli_error(c, "%s: cannot serve the mount", dir);
+        fuse_destroy(f);
+        return;
+    }
     /* An absolute path: libfuse unmounts by path at the end, after the
      * daemon has left the working directory. */
     char *abs = realpath(dir, NULL);
@@ -369,15 +381,15 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         free(abs);
         cli_error(c, "%s: cannot mount %s there (see above; is /dev/fuse there and DIR a "
                      "directory?)", dir, s->name);
+        fuse_remove_signal_handlers(fuse_get_session(f));
         fuse_destroy(f);
         return;
     }
     if (!s->foreground)
         openlog("spigz", LOG_PID, LOG_DAEMON);
-    cm_default_signals();
-    if (fuse_daemonize(s->foreground) != 0 ||
-        fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+    if (fuse_daemonize(s->foreground) != 0) {
         cli_error(c, "%s: cannot serve the mount", dir);
+        fuse_remove_signal_handlers(fuse_get_session(f));
     } else {
         vol_hold_ahead(s->vol, false); /* the process that serves */
         struct fuse_loop_config *lc = fuse_loop_cfg_create();
