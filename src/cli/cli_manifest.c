@@ -4,6 +4,7 @@
 #include "cli_report.h"
 #include "digest.h"
 #include "io.h"
+#include "leb.h"
 #include "lay_desc.h"
 #include "text.h"
 
@@ -218,39 +219,10 @@ int cli_manifest_make(const struct cli *c, const struct cli_job *j, const struct
 
 size_t cli_manifest_payload(const struct mf *m)
 {
-    struct mf copy = {0};
-    uint8_t dg[DG_LEN] = {0}, *bytes = NULL;
-    size_t len = 0;
-    int rc = 0;
-    for (size_t i = 0; i < m->n && rc == 0; i++) { /* the entries as they are */
-        const struct mf_entry *e = &m->e[i];
-        uint8_t *v = malloc(e->vlen > 0 ? e->vlen : 1);
-        struct mf_entry *grown = realloc(copy.e, (copy.n + 1) * sizeof *grown);
-        if (v == NULL || grown == NULL) {
-            free(v);
-            if (grown != NULL)
-                copy.e = grown;
-            rc = -1;
-            break;
-        }
-        copy.e = grown;
-        memcpy(v, e->v, e->vlen);
-        copy.e[copy.n] = *e;
-        copy.e[copy.n++].v = v;
-        copy.cap = copy.n;
-    }
-    if (rc == 0)
-        rc = mf_add_bytes(&copy, "image.xxh3-128-tree", dg, DG_LEN);
-    if (rc == 0)
-        rc = mf_encode(&copy, &bytes, &len);
-    mf_free(&copy);
-    free(bytes);
-    if (rc != 0)
-        return 0;
-    size_t leb = 1;
-    for (size_t v = len; v >= 0x80; v >>= 7)
-        leb++;
-    return len + leb;
+    /* m and the digest's entry (one more in the count), then the length */
+    size_t len = mf_encoded_size(m) - leb_size(m->n) + leb_size(m->n + 1) +
+                 mf_entry_size(DG_KEY, DG_LEN);
+    return leb_size(len) + len;
 }
 
 /* ---- showing it ---- */
@@ -427,7 +399,7 @@ void cli_manifest_text(FILE *f, const struct mf *m, uint64_t written)
     cm_made(f, m, written);
     cm_options(f, m);
     cm_source_line(f, m);
-    const struct mf_entry *d = mf_get(m, "image.xxh3-128-tree");
+    const struct mf_entry *d = mf_get(m, DG_KEY);
     if (d != NULL && d->type == MF_BYTES && d->vlen == DG_LEN) {
         char t[DG_TEXT_LEN];
         fprintf(f, "  image        %s\n", dg_text(d->v, t));

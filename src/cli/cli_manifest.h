@@ -33,7 +33,7 @@ int cli_manifest_make(const struct cli *c, const struct cli_job *j, const struct
 
 /* The index payload bytes the manifest m takes once the compressor has
  * added the image digest (its length's LEB128 included): what the
- * estimate prices.  0 out of memory. */
+ * estimate prices. */
 size_t cli_manifest_payload(const struct mf *m);
 
 /* A readable block, each line indented, for -l; written: the backup

@@ -445,17 +445,26 @@ static size_t cli_prog_unwrap(const struct cli_prog *d, size_t cols, char *buf)
  * update when stderr is not a terminal).  The width is read for each update
  * (TIOCGWINSZ), so a resize is taken up at the next one, at most 200 ms
  * later: no SIGWINCH handler is needed. */
+/* Now's counters into l's fields (the rate sampled); *done is the
+ * measured counter.  Returns the time. */
+static double cli_prog_take(struct cli_prog *d, struct cli_prog_line *l, uint64_t *done)
+{
+    double t = cli_prog_now();
+    uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
+    uint64_t skipped = prog_get(d->p, PROG_SKIP);
+    *done = cli_prog_by_out(d) ? out : in;
+    cli_prog_fields(d, l, in, out, prog_get(d->p, PROG_ZEROS),
+                    cli_prog_rate(d, t, *done, *done > skipped ? *done - skipped : 0), t - d->t0);
+    return t;
+}
+
 static void cli_prog_draw(struct cli_prog *d, bool end)
 {
     if (d->dead)
         return;
-    double t = cli_prog_now();
-    uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
-    uint64_t zeros = prog_get(d->p, PROG_ZEROS);
     struct cli_prog_line l;
-    uint64_t done = cli_prog_by_out(d) ? out : in, skipped = prog_get(d->p, PROG_SKIP);
-    cli_prog_fields(d, &l, in, out, zeros,
-                    cli_prog_rate(d, t, done, done > skipped ? done - skipped : 0), t - d->t0);
+    uint64_t done;
+    cli_prog_take(d, &l, &done);
     char buf[2 * CLI_PROG_LINE + 40];
     size_t cols = cli_prog_width(d), width = cols > CLI_PROG_LINE ? CLI_PROG_LINE : cols;
     size_t pos = cli_prog_unwrap(d, cols, buf);
@@ -497,12 +506,9 @@ static void cli_prog_log_line(struct cli_prog *d, bool end)
 {
     if (d->dead)
         return;
-    double t = cli_prog_now();
-    uint64_t in = prog_get(d->p, PROG_IN), out = prog_get(d->p, PROG_OUT);
-    uint64_t done = cli_prog_by_out(d) ? out : in, skipped = prog_get(d->p, PROG_SKIP);
     struct cli_prog_line l;
-    cli_prog_fields(d, &l, in, out, prog_get(d->p, PROG_ZEROS),
-                    cli_prog_rate(d, t, done, done > skipped ? done - skipped : 0), t - d->t0);
+    uint64_t done;
+    double t = cli_prog_take(d, &l, &done);
     uint64_t total = atomic_load_explicit(cli_prog_by_out(d) ? &d->p->out_total
                                                            : &d->p->in_total,
                                           memory_order_relaxed);

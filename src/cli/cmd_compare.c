@@ -30,10 +30,9 @@ struct cc_found {
 };
 
 /* --format=json: one object for the comparison. */
-static void cd_compare_json(const struct cli *c, const struct cli_job *j, const char *tname,
+static void cd_compare_json(const struct cli_job *j, const char *tname,
                             const struct dec_stats *st, const struct cc_found *f, int status)
 {
-    (void)c;
     fputs("{\"backup\":", stdout);
     cli_json_string(stdout, j->in_name);
     fputs(",\"target\":", stdout);
@@ -170,7 +169,7 @@ void cmd_compare(struct cli *c, const char *path)
             found = f;
         }
         if (ran && c->format == FORMAT_JSON)
-            cd_compare_json(c, &j, tname, &st, &found,
+            cd_compare_json(&j, tname, &st, &found,
                             c->status != EXIT_OK ? 2 : differs ? 1 : EXIT_OK);
         free(owned);
         free(st.free);

@@ -48,7 +48,6 @@ struct cmp_ctx {
     uint64_t prog_zeros;      /* zero-run bytes counted in progress (producer) */
     uint64_t prod_off;        /* content queued so far (producer) */
     struct dg *dg;            /* the image digest (writer), or NULL */
-    struct dg_leafer **leafers; /* one per worker, with dg */
 };
 
 /* ---- worker and writer callbacks ---- */
@@ -59,10 +58,8 @@ static int cmp_work(void *vctx, void *vitem, unsigned worker)
     struct cmp_item *it = vitem;
     it->crc = eng_crc32(0, it->in, (size_t)it->len);
     it->leafed = c->dg != NULL && it->uoff % DG_BLOCK == 0;
-    if (it->leafed && dg_leaves(c->leafers[worker], it->in, (size_t)it->len, it->leaves) != 0) {
-        sp_err_set(&c->werr[worker], SP_ERR_INTERNAL, 0, "the image digest failed");
-        return -1;
-    }
+    if (it->leafed)
+        dg_leaves(it->in, (size_t)it->len, it->leaves);
     return eng_compress(c->engs[worker], it->in, (size_t)it->len, it->out,
                         c->out_cap, &it->out_len, &c->werr[worker]);
 }
@@ -225,16 +222,9 @@ static int cmp_engines(struct cmp_ctx *c, struct sp_err *err)
     for (unsigned i = 0; i < n; i++)
         if ((c->engs[i] = eng_new(c->opts->level, err)) == NULL)
             return -1;
-    if (c->opts->index && c->opts->manifest != NULL) {
-        c->dg = dg_new();
-        c->leafers = calloc(n, sizeof *c->leafers);
-        for (unsigned i = 0; c->dg != NULL && c->leafers != NULL && i < n; i++)
-            if ((c->leafers[i] = dg_leafer_new()) == NULL)
-                break;
-        if (c->dg == NULL || c->leafers == NULL || c->leafers[n - 1] == NULL) {
-            sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
-            return -1;
-        }
+    if (c->opts->index && c->opts->manifest != NULL && (c->dg = dg_new()) == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
+        return -1;
     }
     c->out_cap = eng_bound(c->engs[0], c->opts->chunk);
     return 0;
@@ -245,10 +235,6 @@ static void cmp_cleanup(struct cmp_ctx *c)
     if (c->engs != NULL)
         for (unsigned i = 0; i < c->opts->threads; i++)
             eng_free(c->engs[i]);
-    if (c->leafers != NULL)
-        for (unsigned i = 0; i < c->opts->threads; i++)
-            dg_leafer_free(c->leafers[i]);
-    free(c->leafers);
     dg_free(c->dg);
     free(c->engs);
     free(c->werr);
@@ -263,7 +249,7 @@ static int cmp_manifest(struct cmp_ctx *c)
     size_t len = 0;
     if (m == NULL || c->idx == NULL)
         return 0;
-    if (dg_final(c->dg, d) != 0 || mf_add_bytes(m, "image.xxh3-128-tree", d, DG_LEN) != 0 ||
+    if (dg_final(c->dg, d) != 0 || mf_add_bytes(m, DG_KEY, d, DG_LEN) != 0 ||
         mf_encode(m, &bytes, &len) != 0) {
         sp_err_set(&c->out.err, SP_ERR_NOMEM, 0, "the manifest could not be made");
         return -1;

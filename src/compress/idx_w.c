@@ -3,6 +3,7 @@
 #include "text.h"
 #include "io.h"
 #include "le.h"
+#include "leb.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,24 +81,11 @@ bool idx_w_may_spill(bool size_known, uint64_t size)
     return !size_known || size / 4096 + 2 > IDX_SPILL / IDX_REC_MAX;
 }
 
-static size_t idx_leb(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    do {
-        p[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v != 0)
-            p[n] |= 0x80;
-        n++;
-    } while (v != 0);
-    return n;
-}
-
 /* A piece's record into p (IDX_REC_MAX bytes): its bytes. */
 static size_t idx_rec(uint8_t *p, bool data, uint64_t ulen, uint64_t clen, uint32_t crc)
 {
-    size_t n = idx_leb(p, ulen << 1 | (data ? 1 : 0));
-    n += idx_leb(p + n, clen);
+    size_t n = leb_put(p, ulen << 1 | (data ? 1 : 0));
+    n += leb_put(p + n, clen);
     if (data) {
         le_put32(p + n, crc);
         n += 4;
@@ -198,12 +186,12 @@ int idx_w_add_bad(struct idx_w *w, const struct sp_range *r, size_t n, struct sp
     uint8_t rec[IDX_REC_MAX];
     if (n == 0)
         return 0;
-    if (idx_w_bytes(w, rec, idx_leb(rec, n), err) != 0)
+    if (idx_w_bytes(w, rec, leb_put(rec, n), err) != 0)
         return -1;
     uint64_t end = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t k = idx_leb(rec, r[i].off - end);
-        k += idx_leb(rec + k, r[i].len);
+        size_t k = leb_put(rec, r[i].off - end);
+        k += leb_put(rec + k, r[i].len);
         if (idx_w_bytes(w, rec, k, err) != 0)
             return -1;
         end = r[i].off + r[i].len;
@@ -228,13 +216,13 @@ int idx_w_add_notes(struct idx_w *w, const char *const *notes, size_t n, struct 
         keep = IDX_NOTES_MAX;
     if (keep == 0)
         return 0;
-    if (idx_w_bytes(w, rec, idx_leb(rec, keep), err) != 0)
+    if (idx_w_bytes(w, rec, leb_put(rec, keep), err) != 0)
         return -1;
     for (size_t i = 0, done = 0; i < n && done < keep; i++) {
         if (!idx_note_valid(notes[i]))
             continue;
         size_t len = strlen(notes[i]);
-        if (idx_w_bytes(w, rec, idx_leb(rec, len), err) != 0 ||
+        if (idx_w_bytes(w, rec, leb_put(rec, len), err) != 0 ||
             idx_w_bytes(w, (const uint8_t *)notes[i], len, err) != 0)
             return -1;
         done++;
@@ -248,7 +236,7 @@ int idx_w_add_manifest(struct idx_w *w, const uint8_t *p, size_t n, struct sp_er
     uint8_t rec[IDX_REC_MAX];
     if (n == 0)
         return 0;
-    if (idx_w_bytes(w, rec, idx_leb(rec, n), err) != 0)
+    if (idx_w_bytes(w, rec, leb_put(rec, n), err) != 0)
         return -1;
     if (idx_w_bytes(w, p, n, err) != 0)
         return -1;

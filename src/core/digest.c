@@ -10,10 +10,6 @@
 #include <string.h>
 #include <xxhash.h>
 
-struct dg_leafer {
-    int unused; /* XXH3 one-shot calls need no state */
-};
-
 struct dg {
     uint8_t group[DG_GROUP * DG_LEN]; /* the open group's leaves, hashed in
                                          one call when it closes (a 16-byte
@@ -38,22 +34,10 @@ static void dg_state_out(XXH3_state_t *s, uint8_t out[DG_LEN]) /* the top's */
     XXH128_canonicalFromHash((XXH128_canonical_t *)(void *)out, XXH3_128bits_digest(s));
 }
 
-struct dg_leafer *dg_leafer_new(void)
+void dg_leaves(const uint8_t *buf, size_t len, uint8_t *out)
 {
-    return calloc(1, sizeof(struct dg_leafer));
-}
-
-void dg_leafer_free(struct dg_leafer *l)
-{
-    free(l);
-}
-
-int dg_leaves(struct dg_leafer *l, const uint8_t *buf, size_t len, uint8_t *out)
-{
-    (void)l;
     for (size_t i = 0; i + DG_BLOCK <= len; i += DG_BLOCK, out += DG_LEN)
         dg_hash(buf + i, DG_BLOCK, out);
-    return 0;
 }
 
 /* Close the open group (it holds at least one leaf) into the top hash. */

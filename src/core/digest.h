@@ -17,8 +17,8 @@
  * function of the content alone: not of the pieces, the options, the
  * threads or the kind of input.
  *
- * Contract: a dg_leafer and a dg each belong to one thread at a time (a
- * leafer per worker; the dg to the thread that sees the content in order).
+ * Contract: dg_leaves() is a pure function, any thread; a dg belongs to one
+ * thread at a time (the one that sees the content in order).
  * Nothing prints or exits; libxxhash does the hashing (a failure of its
  * state functions returns -1; none is expected).
  */
@@ -32,15 +32,14 @@
 #define DG_BLOCK 4096      /* a leaf: 4 KiB of the content */
 #define DG_GROUP 256       /* leaves per group: 1 MiB */
 
-/* A worker's hasher of whole blocks. */
-struct dg_leafer;
-struct dg_leafer *dg_leafer_new(void);
-void dg_leafer_free(struct dg_leafer *l);
+/* The manifest's key for the digest (FORMAT.md §2.2): DG_LEN bytes. */
+#define DG_KEY "image.xxh3-128-tree"
 
 /* The leaves of the len / DG_BLOCK whole blocks at buf[0..len), which must
  * start at a block boundary of the content, into out (DG_LEN bytes each).
- * The bytes after the last whole block are left to dg_add.  0 or -1. */
-int dg_leaves(struct dg_leafer *l, const uint8_t *buf, size_t len, uint8_t *out);
+ * The bytes after the last whole block are left to dg_add.  Any thread, on
+ * its own buffers: a worker's, for the chunk it holds. */
+void dg_leaves(const uint8_t *buf, size_t len, uint8_t *out);
 
 /* The running digest of a content seen in order. */
 struct dg;

@@ -1,40 +1,17 @@
 /* mf.c — see mf.h and doc/FORMAT.md §2.2. */
 #include "mf.h"
+#include "leb.h"
 #include "text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static size_t mf_leb(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    do {
-        p[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v != 0)
-            p[n] |= 0x80;
-        n++;
-    } while (v != 0);
-    return n;
-}
-
-/* A minimal LEB128 value from p[0..n): bytes used, or 0 (cut short,
- * redundant, or over 64 bits). */
+/* A minimal LEB128 value from p[0..n) (leb.h): the bytes used, or 0 (cut
+ * short, redundant, or over 64 bits: all the same to a whole manifest). */
 static size_t mf_leb_get(const uint8_t *p, size_t n, uint64_t *v)
 {
-    uint64_t x = 0;
-    for (size_t i = 0; i < n && i < 10; i++) {
-        if (i == 9 && p[i] > 1)
-            return 0;
-        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            if (i > 0 && p[i] == 0)
-                return 0;
-            *v = x;
-            return i + 1;
-        }
-    }
-    return 0;
+    int k = leb_get(p, n, v);
+    return k > 0 ? (size_t)k : 0;
 }
 
 static bool mf_key_ok(const char *k)
@@ -98,7 +75,7 @@ int mf_add_text(struct mf *m, const char *key, const char *text)
 int mf_add_uint(struct mf *m, const char *key, uint64_t v)
 {
     uint8_t *p = malloc(10);
-    return p == NULL ? -1 : mf_push(m, key, MF_UINT, p, mf_leb(p, v));
+    return p == NULL ? -1 : mf_push(m, key, MF_UINT, p, leb_put(p, v));
 }
 
 int mf_add_bytes(struct mf *m, const char *key, const void *p, size_t n)
@@ -114,11 +91,10 @@ int mf_add_bytes(struct mf *m, const char *key, const void *p, size_t n)
 
 size_t mf_ranges_size(const struct sp_range *r, size_t n)
 {
-    uint8_t b[10];
-    size_t s = mf_leb(b, n);
+    size_t s = leb_size(n);
     uint64_t end = 0;
     for (size_t i = 0; i < n; i++) {
-        s += mf_leb(b, r[i].off - end) + mf_leb(b, r[i].len);
+        s += leb_size(r[i].off - end) + leb_size(r[i].len);
         end = r[i].off + r[i].len;
     }
     return s;
@@ -132,26 +108,36 @@ int mf_add_ranges(struct mf *m, const char *key, const struct sp_range *r, size_
     uint8_t *v = malloc(s), *p = v;
     if (v == NULL)
         return -1;
-    p += mf_leb(p, n);
+    p += leb_put(p, n);
     uint64_t end = 0;
     for (size_t i = 0; i < n; i++) {
-        p += mf_leb(p, r[i].off - end);
-        p += mf_leb(p, r[i].len);
+        p += leb_put(p, r[i].off - end);
+        p += leb_put(p, r[i].len);
         end = r[i].off + r[i].len;
     }
     return mf_push(m, key, MF_RANGES, v, s);
 }
 
+size_t mf_entry_size(const char *key, size_t vlen)
+{
+    return 1 + strlen(key) + 1 + leb_size(vlen) + vlen;
+}
+
+size_t mf_encoded_size(const struct mf *m)
+{
+    size_t s = leb_size(m->n);
+    for (size_t i = 0; i < m->n; i++)
+        s += mf_entry_size(m->e[i].key, m->e[i].vlen);
+    return s;
+}
+
 int mf_encode(const struct mf *m, uint8_t **out, size_t *len)
 {
-    uint8_t b[10];
-    size_t s = mf_leb(b, m->n);
-    for (size_t i = 0; i < m->n; i++)
-        s += 1 + strlen(m->e[i].key) + 1 + mf_leb(b, m->e[i].vlen) + m->e[i].vlen;
+    size_t s = mf_encoded_size(m);
     if (s > MF_MAX || (*out = malloc(s)) == NULL)
         return -1;
     uint8_t *p = *out;
-    p += mf_leb(p, m->n);
+    p += leb_put(p, m->n);
     for (size_t i = 0; i < m->n; i++) {
         const struct mf_entry *e = &m->e[i];
         size_t k = strlen(e->key);
@@ -159,7 +145,7 @@ int mf_encode(const struct mf *m, uint8_t **out, size_t *len)
         memcpy(p, e->key, k);
         p += k;
         *p++ = (uint8_t)e->type;
-        p += mf_leb(p, e->vlen);
+        p += leb_put(p, e->vlen);
         if (e->vlen > 0)
             memcpy(p, e->v, e->vlen);
         p += e->vlen;

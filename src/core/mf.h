@@ -53,6 +53,11 @@ int mf_add_ranges(struct mf *m, const char *key, const struct sp_range *r, size_
  * free map fits under MF_MAX). */
 size_t mf_ranges_size(const struct sp_range *r, size_t n);
 
+/* Sizes: one entry's encoded bytes, and the whole manifest's (what
+ * mf_encode writes). */
+size_t mf_entry_size(const char *key, size_t vlen);
+size_t mf_encoded_size(const struct mf *m);
+
 /* The manifest's bytes: *out malloc'd (the caller frees), *len <= MF_MAX
  * when it fits.  0, or -1 out of memory or too large. */
 int mf_encode(const struct mf *m, uint8_t **out, size_t *len);

@@ -56,3 +56,17 @@ int sp_ranges_subtract(const struct sp_range *a, size_t na, const struct sp_rang
     *nout = m;
     return 0;
 }
+
+int sp_ranges_push(struct sp_range **r, size_t *n, size_t *cap, uint64_t off, uint64_t len)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        struct sp_range *e = realloc(*r, c * sizeof *e);
+        if (e == NULL)
+            return -1;
+        *r = e;
+        *cap = c;
+    }
+    (*r)[(*n)++] = (struct sp_range){off, len};
+    return 0;
+}

@@ -17,6 +17,10 @@ struct sp_range {
  * salvage's producer and writer, two lists' union). */
 size_t sp_ranges_normalize(struct sp_range *r, size_t n);
 
+/* Append {off, len} to the growing list *r (n used of cap; the capacity
+ * doubles from 256).  0, or -1 out of memory (the list as it was). */
+int sp_ranges_push(struct sp_range **r, size_t *n, size_t *cap, uint64_t off, uint64_t len);
+
 /* a[0..na) less b[0..nb), b's offsets taken less shift (b in a content
  * whose byte `shift` is a's byte 0; b's bytes before shift are ignored):
  * *out malloc'd (the caller frees), *nout ranges, *removed the bytes of a

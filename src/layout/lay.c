@@ -58,16 +58,7 @@ struct lay_flist {
 
 static int lay_flist_push(struct lay_flist *f, uint64_t off, uint64_t len)
 {
-    if (f->n == f->cap) {
-        size_t c = f->cap ? f->cap * 2 : 256;
-        struct sp_range *e = realloc(f->e, c * sizeof *e);
-        if (e == NULL)
-            return -1;
-        f->e = e;
-        f->cap = c;
-    }
-    f->e[f->n++] = (struct sp_range){off, len};
-    return 0;
+    return sp_ranges_push(&f->e, &f->n, &f->cap, off, len);
 }
 
 /* Append the complement of the used extents u (relative to the region at

@@ -46,17 +46,10 @@ int lay_used_add(struct lay_used *u, uint64_t off, uint64_t len)
         return 0;
     if (u->n == LAY_MAX_EXTENTS)
         lay_coarsen(u);
-    if (u->n == u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 256;
-        struct sp_range *e = realloc(u->e, cap * sizeof *e);
-        if (e == NULL) {
-            u->oom = true;
-            return -1;
-        }
-        u->e = e;
-        u->cap = cap;
+    if (sp_ranges_push(&u->e, &u->n, &u->cap, off, len) != 0) {
+        u->oom = true;
+        return -1;
     }
-    u->e[u->n++] = (struct sp_range){off, len};
     return 0;
 }
 
@@ -151,17 +144,10 @@ int lay_used_exclude(struct lay_used *u, uint64_t off, uint64_t len)
 {
     if (len == 0)
         return 0;
-    if (u->nexcl == u->excl_cap) {
-        size_t cap = u->excl_cap ? u->excl_cap * 2 : 64;
-        struct sp_range *e = realloc(u->excl, cap * sizeof *e);
-        if (e == NULL) {
-            u->oom = true;
-            return -1;
-        }
-        u->excl = e;
-        u->excl_cap = cap;
+    if (sp_ranges_push(&u->excl, &u->nexcl, &u->excl_cap, off, len) != 0) {
+        u->oom = true;
+        return -1;
     }
-    u->excl[u->nexcl++] = (struct sp_range){off, len};
     return 0;
 }
 

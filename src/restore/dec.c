@@ -78,7 +78,6 @@ struct dec_ctx {
     struct dec_damage *dmg;  /* one per worker: the pieces that failed */
     struct dec_verdict *vd;  /* --salvage: is the data member damaged? */
     struct dg *dg;           /* the image digest (writer), or NULL */
-    struct dg_leafer **leafers; /* one per worker, with dg */
 };
 
 /* --salvage: a piece that fails its check is damage only if the data member
@@ -250,11 +249,7 @@ static int dec_leaves(struct dec_ctx *c, struct dec_item *it, unsigned worker)
         dec_stop(&c->ord);
         return -1;
     }
-    if (dg_leaves(c->leafers[worker], it->out, (size_t)it->len, it->leaves) != 0) {
-        sp_err_set(&c->werr[worker], SP_ERR_INTERNAL, 0, "the image digest failed");
-        dec_stop(&c->ord);
-        return -1;
-    }
+    dg_leaves(it->out, (size_t)it->len, it->leaves);
     return 0;
 }
 
@@ -594,31 +589,6 @@ static int dec_range_check(const struct dec_opts *o, uint64_t total, struct sp_e
     return -1;
 }
 
-/* The image digest's state for a run with n workers.  0, or -1. */
-static int dec_digest_new(struct dec_ctx *c, unsigned n, struct sp_err *err)
-{
-    c->dg = dg_new();
-    c->leafers = calloc(n, sizeof *c->leafers);
-    for (unsigned i = 0; c->dg != NULL && c->leafers != NULL && i < n; i++)
-        if ((c->leafers[i] = dg_leafer_new()) == NULL)
-            break;
-    if (c->dg == NULL || c->leafers == NULL || c->leafers[n - 1] == NULL) {
-        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
-        return -1;
-    }
-    return 0;
-}
-
-static void dec_digest_free(struct dec_ctx *c, unsigned n)
-{
-    for (unsigned i = 0; c->leafers != NULL && i < n; i++)
-        dg_leafer_free(c->leafers[i]);
-    free(c->leafers);
-    dg_free(c->dg);
-    c->leafers = NULL;
-    c->dg = NULL;
-}
-
 /* The digest of what was decoded against the manifest's: a difference is
  * an error of the data (every piece passed its CRC-32, yet the image is
  * not the one the backup was made from). */
@@ -663,15 +633,19 @@ static int dec_indexed(int fd, const struct idx *x, struct osink *out, const str
     if (o->progress != NULL) /* the exact output to come: what the display counts */
         atomic_store_explicit(&o->progress->out_total, to - from, memory_order_relaxed);
     const struct mf_entry *want = o->digest && !o->range && x->has_mf
-                                      ? mf_get(&x->mf, "image.xxh3-128-tree") : NULL;
+                                      ? mf_get(&x->mf, DG_KEY) : NULL;
     if (want != NULL && (want->type != MF_BYTES || want->vlen != DG_LEN))
         want = NULL; /* a newer writer's: not ours to check */
-    int rc = want != NULL ? dec_digest_new(&c, o->threads, err) : 0;
+    int rc = 0;
+    if (want != NULL && (c.dg = dg_new()) == NULL) {
+        sp_err_set(err, SP_ERR_NOMEM, 0, "out of memory for the image digest");
+        rc = -1;
+    }
     if (rc == 0)
         rc = dec_pipeline(&c, o->threads, from, to, st, err);
     if (rc == 0 && want != NULL)
         rc = dec_digest_check(&c, want, st, err);
-    dec_digest_free(&c, o->threads);
+    dg_free(c.dg);
     pthread_mutex_destroy(&vd.mu);
     if (rc == 1 && o->progress != NULL) /* the sequential decode takes over */
         atomic_store_explicit(&o->progress->out_total, 0, memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include "crcz.h"
 #include "io.h"
 #include "le.h"
+#include "leb.h"
 #include "zrun.h"
 
 #include <errno.h>
@@ -50,25 +51,6 @@ static int idx_rd_getc(void *ctx)
     return r->buf[r->pos++];
 }
 
-/* Decode an unsigned LEB128 value: bytes used, 0 if incomplete, -1 if not
- * minimal or over 64 bits. */
-static int idx_leb_get(const uint8_t *p, size_t n, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (size_t i = 0; i < n && i < 10; i++) {
-        if (i == 9 && p[i] > 1)
-            return -1;
-        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            if (i > 0 && p[i] == 0)
-                return -1; /* a redundant high group */
-            *v = x;
-            return (int)i + 1;
-        }
-    }
-    return n >= 10 ? -1 : 0;
-}
-
 struct idx_parse {
     struct idx *x;
     uint64_t k;           /* records decoded */
@@ -95,7 +77,7 @@ static int idx_mf_record(struct idx_parse *s, const uint8_t *p, size_t n)
         return 0;
     if (s->mf == NULL) {
         uint64_t a;
-        int k = idx_leb_get(p, n, &a);
+        int k = leb_get(p, n, &a);
         if (k <= 0)
             return k;
         if (a == 0 || a > MF_MAX || a > s->x->index_len) {
@@ -141,7 +123,7 @@ static int idx_bad_record(struct idx_parse *s, const uint8_t *p, size_t n)
 {
     struct idx *x = s->x;
     uint64_t a, b;
-    int k = idx_leb_get(p, n, &a);
+    int k = leb_get(p, n, &a);
     if (k <= 0)
         return k;
     if (x->bad == NULL) { /* the count: each range takes >= 2 payload bytes */
@@ -161,7 +143,7 @@ static int idx_bad_record(struct idx_parse *s, const uint8_t *p, size_t n)
         s->why = "more bad ranges than the index counts";
         return -1;
     }
-    int l = idx_leb_get(p + k, n - (size_t)k, &b);
+    int l = leb_get(p + k, n - (size_t)k, &b);
     if (l <= 0)
         return l;
     uint64_t prev = x->nbad == 0 ? 0 : x->bad[x->nbad - 1].off + x->bad[x->nbad - 1].len;
@@ -199,7 +181,7 @@ static int idx_note_record(struct idx_parse *s, const uint8_t *p, size_t n)
         return (int)k;
     }
     uint64_t a;
-    int k = idx_leb_get(p, n, &a);
+    int k = leb_get(p, n, &a);
     if (k <= 0)
         return k;
     if (x->notes == NULL) { /* the count */
@@ -244,10 +226,10 @@ static int idx_record(struct idx_parse *s, const uint8_t *p, size_t n)
     if (s->k == s->x->n && s->flag_notes)
         return idx_note_record(s, p, n);
     uint64_t h, clen;
-    int a = idx_leb_get(p, n, &h);
+    int a = leb_get(p, n, &h);
     if (a <= 0)
         return a;
-    int b = idx_leb_get(p + a, n - (size_t)a, &clen);
+    int b = leb_get(p + a, n - (size_t)a, &clen);
     if (b <= 0)
         return b;
     bool data = h & 1;
