@@ -161,8 +161,17 @@ static const char *cli_sig_what(int sig)
          : sig == SIGXCPU ? "CPU time limit exceeded (SIGXCPU)" : "interrupted";
 }
 
+/* The first thread in the handler ends the run; a second one (two
+ * workers' writes past a file size limit each get their own SIGXFSZ)
+ * waits for it: racing it, it found the partial output already removed,
+ * said nothing of it, and killed the process first. */
+static atomic_int cli_sig_taken;
+
 static void cli_on_signal(int sig)
 {
+    if (atomic_exchange(&cli_sig_taken, 1) != 0)
+        for (;;)
+            pause();
     bool rm = false;
     for (int i = 0; i < CLI_TMP_SLOTS; i++)
         if (cli_tmps[i].live && unlinkat(cli_tmps[i].dfd, cli_tmps[i].name, 0) == 0 && i == 0)
