@@ -5,8 +5,16 @@
 set -u
 # Python helpers import each other from the sources: no __pycache__ there.
 export PYTHONDONTWRITEBYTECODE=1
-# The interpreter itself, not a wrapper (pyenv shims cost 0.1 s a call).
-PY3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY3=python3
+# The interpreter itself, not a wrapper (pyenv shims cost 0.1 s a call),
+# and one that sees Debian's python3 modules (python3-xxhash, which
+# scripts/deps.sh installs for /usr/bin/python3): a python3 earlier on PATH
+# (pyenv, a venv) may not.  The first that imports xxhash wins; else the
+# PATH's, and the tests that need xxhash say it is missing.
+PY3=
+for p in python3 /usr/bin/python3; do
+    PY3=$("$p" -c 'import sys, xxhash; print(sys.executable)' 2>/dev/null) && break
+done
+[ -n "$PY3" ] || PY3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY3=python3
 : "${SPIGZ:?SPIGZ must point at the spigz binary}"
 # What inflates a foreign file read by name: ISA-L when spigz has it.
 if "$SPIGZ" -V | grep -q '^engines: ISA-L'; then FAST_INFLATE=ISA-L; else FAST_INFLATE=zlib; fi
