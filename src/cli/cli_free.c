@@ -95,49 +95,60 @@ static void cf_layouts(struct cli *c, const struct cli_job *j, const struct lay_
                       "is the common cause: wipefs lists the signatures)", m->nlayouts, list);
 }
 
+/* What one region, or one volume in it (r names it), holds and why. */
+static void cf_part(struct cli *c, const struct cli_job *j, const char *r,
+                    const struct lay_part *p, struct cli_notes *nt, size_t *doubts, size_t *more)
+{
+    char a[32], b[32], d[32], fs[100];
+    if (p->fs[0] != '\0')
+        snprintf(fs, sizeof fs, "%s%s%s%s", p->fs, p->label[0] ? " \"" : "", p->label,
+                 p->label[0] ? "\"" : "");
+    else
+        snprintf(fs, sizeof fs, "no filesystem");
+    if (p->mapped && c->verbose)
+        cli_msg("%s: %s: %s, %s, %s used, %s skipped as free", j->in_name, r, fs,
+                cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
+                cf_bytes(p->len - p->used, d, sizeof d));
+    /* --exclude=volatile: what it saved, said unasked (the user chose
+     * to leave bytes out); kept when another file names them */
+    if (p->mapped && p->excluded > 0 && !c->quiet)
+        cli_msg("%s: %s: %s of Windows' volatile files (%s) stored as zeros "
+                "(--exclude=volatile)", j->in_name, r, cf_bytes(p->excluded, a, sizeof a),
+                p->excl_names);
+    if (p->mapped && p->excl_refused)
+        cf_warn(c, j, nt, "%s: %s: its volatile files (%s) share clusters with other "
+                          "files (run chkdsk): kept as they are", r, fs, p->excl_names);
+    if (p->mapped && p->disputed > 0)
+        cf_warn(c, j, nt, "%s: %s: its allocation map calls free %s its files use, read as "
+                          "data: the filesystem is damaged (run its fsck)", r, fs,
+                cf_bytes(p->disputed, a, sizeof a));
+    /* a forged table can list hundreds of doubtful entries: the first
+     * CF_DOUBTS are said one by one (all with -vv), the rest counted */
+    if (!p->mapped && p->doubt && ((*doubts)++ < CF_DOUBTS || c->verbose > 1))
+        cf_warn(c, j, nt, "%s: %s, read whole: %s", r, fs, p->why);
+    else if (!p->mapped && p->doubt)
+        (*more)++;
+    else if (!p->mapped && c->verbose)
+        cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,
+                cf_bytes(p->len, a, sizeof a), p->why);
+}
+
 static void cf_report(struct cli *c, const struct cli_job *j, const struct lay_map *m,
                       struct cli_notes *nt)
 {
     cf_layouts(c, j, m, nt);
     if (m->forced[0] != '\0')
         cf_warn(c, j, nt, "mapped while it may change (--force-mounted): %s", m->forced);
-    char r[160], a[32], b[32], d[32];
+    char r[160], rv[320], a[32], b[32];
     size_t doubts = 0, more = 0;
     for (size_t i = 0; i < m->nparts; i++) {
         const struct lay_part *p = &m->parts[i];
         cf_region(m, p, r, sizeof r);
-        char fs[100];
-        if (p->fs[0] != '\0')
-            snprintf(fs, sizeof fs, "%s%s%s%s", p->fs, p->label[0] ? " \"" : "", p->label,
-                     p->label[0] ? "\"" : "");
-        else
-            snprintf(fs, sizeof fs, "no filesystem");
-        if (p->mapped && c->verbose)
-            cli_msg("%s: %s: %s, %s, %s used, %s skipped as free", j->in_name, r, fs,
-                    cf_bytes(p->len, a, sizeof a), cf_bytes(p->used, b, sizeof b),
-                    cf_bytes(p->len - p->used, d, sizeof d));
-        /* --exclude=volatile: what it saved, said unasked (the user chose
-         * to leave bytes out); kept when another file names them */
-        if (p->mapped && p->excluded > 0 && !c->quiet)
-            cli_msg("%s: %s: %s of Windows' volatile files (%s) stored as zeros "
-                    "(--exclude=volatile)", j->in_name, r, cf_bytes(p->excluded, a, sizeof a),
-                    p->excl_names);
-        if (p->mapped && p->excl_refused)
-            cf_warn(c, j, nt, "%s: %s: its volatile files (%s) share clusters with other "
-                              "files (run chkdsk): kept as they are", r, fs, p->excl_names);
-        if (p->mapped && p->disputed > 0)
-            cf_warn(c, j, nt, "%s: %s: its allocation map calls free %s its files use, read as "
-                              "data: the filesystem is damaged (run its fsck)", r, fs,
-                    cf_bytes(p->disputed, a, sizeof a));
-        /* a forged table can list hundreds of doubtful entries: the first
-         * CF_DOUBTS are said one by one (all with -vv), the rest counted */
-        if (!p->mapped && p->doubt && (doubts++ < CF_DOUBTS || c->verbose > 1))
-            cf_warn(c, j, nt, "%s: %s, read whole: %s", r, fs, p->why);
-        else if (!p->mapped && p->doubt)
-            more++;
-        else if (!p->mapped && c->verbose)
-            cli_msg("%s: %s: %s, %s, read whole: %s", j->in_name, r, fs,
-                    cf_bytes(p->len, a, sizeof a), p->why);
+        cf_part(c, j, r, p, nt, &doubts, &more);
+        for (size_t k = p->vol_first; k < p->vol_first + p->nvols && k < m->nvols; k++) {
+            snprintf(rv, sizeof rv, "%s: LV %s", r, m->vols[k].vol);
+            cf_part(c, j, rv, &m->vols[k], nt, &doubts, &more);
+        }
     }
     if (more > 0)
         cf_warn(c, j, nt, "%zu more regions read whole for a doubt (-vv lists them)", more);

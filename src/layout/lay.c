@@ -7,6 +7,8 @@
 #include "text.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ static const struct {
     {"vfat", lay_fat_used},
     {"exfat", lay_exfat_used},
     {"swap", lay_swap_used},
+    {"LVM2_member", lay_lvm_used},
 };
 
 int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
@@ -106,10 +109,10 @@ static lay_fs_fn lay_find_fs(const char *type)
 }
 
 #ifdef HAVE_BLKID
-/* Probe one region (at base + p->off) for a filesystem: its TYPE and LABEL
+/* Probe [off, off + p->len) of fd for a filesystem: its TYPE and LABEL
  * into p.  1 when exactly one filesystem's signature was found, else 0
  * with p marked read whole. */
-static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
+static int lay_probe_fs(int fd, uint64_t off, struct lay_part *p)
 {
     blkid_probe pr = blkid_new_probe();
     if (pr == NULL) {
@@ -117,7 +120,7 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
         return 0;
     }
     int rc = -1, found = 0;
-    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)(base + p->off), (blkid_loff_t)p->len) == 0) {
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)off, (blkid_loff_t)p->len) == 0) {
         blkid_probe_enable_partitions(pr, 0);
         blkid_probe_enable_superblocks(pr, 1);
         /* a bad checksum still names the filesystem: its reader then
@@ -156,7 +159,6 @@ static int lay_probe_fs(int fd, uint64_t base, struct lay_part *p)
 
 #endif
 
-/* Map one region: probe it, run its reader, its free space into f. */
 /* --exclude=volatile: the extents the reader chose to code as zeros, taken
  * out of its used extents.  0, or -1 out of memory. */
 static int lay_apply_exclusion(struct lay_part *p, struct lay_used *u)
@@ -177,13 +179,39 @@ static int lay_apply_exclusion(struct lay_part *p, struct lay_used *u)
     return 0;
 }
 
-static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_part *p,
-                        struct lay_flist *f, bool exclude_volatile)
+/* The volumes found inside regions (lay_vol_map()), in the order found. */
+struct lay_nest {
+    int fd; /* the input */
+    struct lay_part *v;
+    size_t n, cap;
+};
+
+/* The bytes of [0, fs_len) the merged extents u leave free. */
+static uint64_t lay_free_in(struct lay_used *u, uint64_t fs_len)
+{
+    u->n = lay_merge(u->e, u->n);
+    uint64_t used = 0;
+    for (size_t i = 0; i < u->n && u->e[i].off < fs_len; i++) {
+        uint64_t end = u->e[i].off + u->e[i].len;
+        used += (end < fs_len ? end : fs_len) - u->e[i].off;
+    }
+    return fs_len - used;
+}
+
+/* Probe the filesystem at [poff, poff + p->len) of pfd into p and, when
+ * spigz reads it, map it through d (the same bytes): 1 with its used
+ * extents in *u and *fs_len set, 0 read whole (p says why), -1 out of
+ * memory.  u is the caller's to lay_used_done(). */
+static int lay_map_fs(int pfd, uint64_t poff, struct lay_dev *d, struct lay_part *p,
+                      struct lay_used *u, uint64_t *fs_len)
 {
     p->used = p->len;
 #ifdef HAVE_BLKID
-    if (!lay_probe_fs(fd, base, p))
+    if (!lay_probe_fs(pfd, poff, p))
         return 0;
+#else
+    (void)pfd;
+    (void)poff;
 #endif
     if (p->encrypted) { /* what is free inside is known only once unlocked */
         lay_whole(p, false, "an encrypted volume: ciphertext throughout, used and free alike "
@@ -191,49 +219,130 @@ static int lay_map_part(int fd, uint64_t base, uint64_t *meta_read, struct lay_p
         return 0;
     }
     lay_fs_fn fn = lay_find_fs(p->fs);
-    if (fn == NULL) {
-        lay_whole(p, false, lay_unbuilt(p->fs));
+    if (fn == NULL || (fn == lay_lvm_used && d->nest == NULL)) {
+        lay_whole(p, false, fn == NULL ? lay_unbuilt(p->fs) : "an LVM PV inside a logical volume");
         return 0;
     }
-    struct lay_dev d = {.fd = fd, .off = base + p->off, .len = p->len,
-                        .exclude_volatile = exclude_volatile};
-    struct lay_used u = {0};
-    uint64_t fs_len = 0;
     char why[sizeof p->why] = "";
-    int rc = fn(&d, &u, &fs_len, why, sizeof why);
-    *meta_read += d.read;
-    if (rc < 0 || u.oom) {
-        lay_used_done(&u);
+    int rc = fn(d, u, fs_len, why, sizeof why);
+    if (rc < 0 || u->oom)
         return -1;
-    }
-    if (rc == 0 || fs_len > p->len) {
-        lay_used_done(&u);
+    if (rc == 0 || *fs_len > p->len) {
         lay_whole(p, true, rc == 0 ? why : "the filesystem is larger than its partition");
         return 0;
     }
-    p->disputed = lay_used_disputed(&u);
+    p->disputed = lay_used_disputed(u);
     if (p->disputed > LAY_DISPUTE_MAX) {
-        lay_used_done(&u);
         snprintf(why, sizeof why, "its allocation map calls free %llu bytes its files use "
                  "(a damaged bitmap: run its fsck)", (unsigned long long)p->disputed);
         lay_whole(p, true, why);
         return 0;
     }
-    if (lay_apply_exclusion(p, &u) != 0) {
-        lay_used_done(&u);
+    return lay_apply_exclusion(p, u) != 0 ? -1 : 1;
+}
+
+/* Map one region: probe it, run its reader, its free space into f. */
+static int lay_map_part(struct lay_nest *nest, uint64_t base, uint64_t *meta_read,
+                        struct lay_part *p, struct lay_flist *f, bool exclude_volatile)
+{
+    struct lay_dev d = {.fd = nest->fd, .off = base + p->off, .len = p->len,
+                        .exclude_volatile = exclude_volatile, .nest = nest};
+    struct lay_used u = {0};
+    uint64_t fs_len = 0;
+    size_t v0 = nest->n;
+    int rc = lay_map_fs(nest->fd, base + p->off, &d, p, &u, &fs_len);
+    *meta_read += d.read;
+    if (rc == 1) {
+        uint64_t fr = lay_free_in(&u, fs_len);
+        rc = lay_add_free(f, p->off, fs_len, &u) != 0 ? -1 : 1;
+        p->mapped = true;
+        p->used = p->len - fr;
+    }
+    lay_used_done(&u);
+    if (rc == 0)
+        nest->n = v0; /* a reader that gave up: its volumes are not read apart */
+    p->vol_first = v0;
+    p->nvols = nest->n - v0;
+    return rc < 0 ? -1 : 0;
+}
+
+/* A copy of a volume's first and last LAY_PROBE_EDGE bytes, the rest a
+ * hole, for libblkid (which reads a descriptor): a descriptor, or -1 with
+ * errno (ENOMEM out of memory). */
+static int lay_probe_copy(struct lay_dev *vd)
+{
+    int fd = memfd_create("spigz-probe", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t bn = 1 << 20;
+    char *buf = malloc(bn);
+    uint64_t head = vd->len < LAY_PROBE_EDGE ? vd->len : LAY_PROBE_EDGE;
+    uint64_t tail = vd->len - head < LAY_PROBE_EDGE ? head : vd->len - LAY_PROBE_EDGE;
+    int rc = buf != NULL && ftruncate(fd, (off_t)vd->len) == 0 ? 0 : -1;
+    for (int w = 0; w < 2 && rc == 0; w++)
+        for (uint64_t at = w ? tail : 0, end = w ? vd->len : head; at < end && rc == 0;) {
+            size_t n = end - at < bn ? (size_t)(end - at) : bn;
+            if (lay_dev_read(vd, at, buf, n) != 0) {
+                errno = EIO;
+                rc = -1;
+            } else if (pwrite(fd, buf, n, (off_t)at) != (ssize_t)n) {
+                rc = -1;
+            }
+            at += n;
+        }
+    if (buf == NULL)
+        errno = ENOMEM;
+    int e = errno;
+    free(buf);
+    if (rc != 0) {
+        close(fd);
+        errno = e;
         return -1;
     }
-    size_t before = f->n;
-    int ar = lay_add_free(f, p->off, fs_len, &u);
-    lay_used_done(&u);
-    if (ar != 0)
-        return -1;
-    uint64_t fr = 0;
-    for (size_t i = before; i < f->n; i++)
-        fr += f->e[i].len;
-    p->mapped = true;
-    p->used = p->len - fr;
-    return 0;
+    return fd;
+}
+
+int lay_vol_map(struct lay_dev *d, struct lay_dev *vd, uint64_t phys, const char *name,
+                const char *whole, struct lay_used *u, uint64_t *fs_len)
+{
+    struct lay_nest *nest = d->nest;
+    struct lay_part vp = {.len = vd->len, .used = vd->len};
+    snprintf(vp.vol, sizeof vp.vol, "%s", name);
+    int rc = 0;
+    if (whole != NULL) {
+        lay_whole(&vp, false, whole);
+    } else if (phys != UINT64_MAX && d->readfn == NULL) {
+        vd->nest = NULL;
+        vd->exclude_volatile = d->exclude_volatile;
+        rc = lay_map_fs(d->fd, d->off + phys, vd, &vp, u, fs_len);
+    } else {
+        vd->nest = NULL;
+        vd->exclude_volatile = d->exclude_volatile;
+        int pfd = lay_probe_copy(vd);
+        if (pfd < 0 && errno == ENOMEM)
+            return -1;
+        if (pfd < 0)
+            lay_whole(&vp, true, "cannot read its first and last blocks");
+        else
+            rc = lay_map_fs(pfd, 0, vd, &vp, u, fs_len);
+        if (pfd >= 0)
+            close(pfd);
+    }
+    if (rc == 1) {
+        vp.mapped = true;
+        vp.used = vp.len - lay_free_in(u, *fs_len);
+    }
+    if (rc >= 0 && nest->n == nest->cap) {
+        size_t cap = nest->cap ? nest->cap * 2 : 8;
+        struct lay_part *v = realloc(nest->v, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        nest->v = v;
+        nest->cap = cap;
+    }
+    if (rc >= 0)
+        nest->v[nest->n++] = vp;
+    return rc;
 }
 
 /* ---- the readings, combined ---- */
@@ -247,6 +356,7 @@ struct lay_lay {
 
 struct lay_ctx {
     int fd;
+    struct lay_nest nest; /* the volumes found in regions */
     uint64_t base, size;
     struct lay_readings rs;
     struct lay_lay *ls;
@@ -345,7 +455,7 @@ static int lay_map_cached(struct lay_ctx *c, size_t li, size_t pi)
                     return -1;
             return 0;
         }
-    return lay_map_part(c->fd, c->base, &c->meta_read, p, f, c->exclude_volatile);
+    return lay_map_part(&c->nest, c->base, &c->meta_read, p, f, c->exclude_volatile);
 }
 
 /* Map every region of every layout; each layout's free union. */
@@ -484,6 +594,9 @@ static int lay_fill(struct lay_ctx *c, struct lay_map *m)
             m->parts[m->nparts++].layout = (unsigned)li;
         }
     }
+    m->vols = c->nest.v;
+    m->nvols = c->nest.n;
+    c->nest.v = NULL;
     if (c->nls == 0)
         return 0;
     snprintf(m->table, sizeof m->table, "%s", c->ls[0].r->table);
@@ -523,6 +636,7 @@ static void lay_ctx_free(struct lay_ctx *c)
         free(c->ls[li].all.e);
     }
     free(c->ls);
+    free(c->nest.v);
     lay_readings_free(&c->rs);
 }
 
@@ -630,7 +744,7 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
         }
         snprintf(m->forced, sizeof m->forced, "%s", held);
     }
-    struct lay_ctx c = {.fd = fd, .base = base, .size = size,
+    struct lay_ctx c = {.fd = fd, .nest = {.fd = fd}, .base = base, .size = size,
                         .exclude_volatile = o->exclude_volatile};
     /* the table readings' regions are mapped first: whether a signature on
      * the whole input is a partition's own is known only then */
@@ -660,6 +774,7 @@ static int lay_build_at(int fd, uint64_t base, uint64_t size, const struct lay_o
 void lay_free(struct lay_map *m)
 {
     free(m->parts);
+    free(m->vols);
     free(m->layouts);
     free(m->tables);
     free(m->free);

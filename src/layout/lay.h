@@ -70,6 +70,12 @@ struct lay_part {
     uint64_t disputed;   /* bytes its files use that its allocation map
                             calls free (read as data; lay_fs.h) */
     char why[128];       /* when not mapped: why it is read whole */
+    /* A region holding volumes (an LVM PV): they are m->vols[vol_first,
+     * vol_first + nvols).  A volume (in m->vols) has off 0 and len its own
+     * size (its bytes lie where its volume manager maps them, inside its
+     * region), number 0, and its name in vol ("rhel/root"). */
+    size_t vol_first, nvols;
+    char vol[128];
 };
 
 /* One reading of the input's layout (several programs' readings that
@@ -89,6 +95,9 @@ struct lay_map {
     size_t nparts;
     struct lay_layout *layouts; /* the first is the kernel's reading */
     size_t nlayouts;        /* more than 1: the readings disagree (a warning) */
+    struct lay_part *vols;  /* volumes inside regions (LVM logical volumes),
+                               by region: lay_part's vol_first, nvols */
+    size_t nvols;
     struct sp_range *tables; /* partition-table structures found: always data */
     size_t ntables;
     struct sp_range *free;   /* sorted, disjoint, not adjacent, each len > 0 */

@@ -52,7 +52,32 @@ struct lay_dev {
     void *ctx;
     bool exclude_volatile; /* lay_opts': NTFS reports its volatile files'
                               clusters through lay_used_exclude() */
+    struct lay_nest *nest; /* lay.c's: where lay_vol_map() records volumes;
+                              NULL inside a volume (no volume in a volume) */
 };
+
+struct lay_used;
+
+/* A volume manager's reader (lay_lvm.c) maps the filesystem of one of its
+ * volumes: vd reads the volume's bytes [0, vd->len) through its readfn
+ * (with vd->off 0), and phys, when not UINT64_MAX, says the volume is the
+ * region's bytes [phys, phys + vd->len) (libblkid then probes them in
+ * place; else it probes a copy of the volume's first and last
+ * LAY_PROBE_EDGE bytes).  It is probed and mapped as lay.c maps a region
+ * (the same refusals, disputes and --exclude=volatile), and recorded under
+ * name as a volume of d's region.  With whole set it is only recorded, read
+ * whole for that reason.  1 mapped, with its used extents (of the volume)
+ * in *u and *fs_len set (bytes past it are data); 0 read whole; -1 out of
+ * memory.  u is the caller's to lay_used_done(). */
+int lay_vol_map(struct lay_dev *d, struct lay_dev *vd, uint64_t phys, const char *name,
+                const char *whole, struct lay_used *u, uint64_t *fs_len);
+
+/* The bytes of a volume libblkid sees when it is not contiguous: its
+ * probers (libblkid 2.38, every one, strace on a 1 GiB device) read no
+ * further than 4 MiB + 512 bytes from a device's start and 1.5 MiB from its
+ * end; 8 MiB leaves room.  A prober reading past it would see zeros there:
+ * it could miss a signature, never invent one. */
+#define LAY_PROBE_EDGE ((uint64_t)8 << 20)
 
 /* Read n bytes at off of the region.  0, or -1 when any of them is outside
  * the region or cannot be read (a short read included). */
@@ -125,5 +150,7 @@ int lay_exfat_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char
                    size_t wn);
 int lay_swap_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
                   size_t wn);
+int lay_lvm_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
+                 size_t wn);
 
 #endif
