@@ -114,6 +114,30 @@ static const struct lay_part *cm_region(const struct lay_map *map, uint64_t off,
     return NULL;
 }
 
+/* An LVM logical volume of partition n, the k-th: "part.N.lv.K.x". */
+static int cm_vol(struct mf *m, unsigned n, size_t k, const struct lay_part *v)
+{
+    char key[MF_KEY_MAX + 1];
+#define CM_KEY(name) (snprintf(key, sizeof key, "part.%u.lv.%zu." name, n, k), key)
+    int rc = mf_add_text(m, CM_KEY("name"), v->vol) | mf_add_uint(m, CM_KEY("size"), v->len);
+    if (v->fs[0] != '\0')
+        rc |= mf_add_text(m, CM_KEY("fs"), v->fs);
+    if (v->label[0] != '\0')
+        rc |= mf_add_text(m, CM_KEY("label"), v->label);
+    if (v->encrypted)
+        rc |= mf_add_uint(m, CM_KEY("encrypted"), 1);
+    if (v->mapped) {
+        rc |= mf_add_uint(m, CM_KEY("used"), v->used);
+        rc |= mf_add_uint(m, CM_KEY("free"), v->len - v->used);
+        if (v->excluded > 0)
+            rc |= mf_add_uint(m, CM_KEY("excluded"), v->excluded);
+    } else {
+        rc |= mf_add_text(m, CM_KEY("read-whole"), v->why);
+    }
+#undef CM_KEY
+    return rc;
+}
+
 static int cm_part(struct mf *m, const struct lay_dpart *p, const struct lay_map *map)
 {
     char k[MF_KEY_MAX + 1];
@@ -145,6 +169,8 @@ static int cm_part(struct mf *m, const struct lay_dpart *p, const struct lay_map
         rc |= mf_add_text(m, CM_KEY("read-whole"), r->why);
     }
 #undef CM_KEY
+    for (size_t v = 0; r != NULL && v < r->nvols && r->vol_first + v < map->nvols; v++)
+        rc |= cm_vol(m, p->number, v + 1, &map->vols[r->vol_first + v]);
     return rc;
 }
 
@@ -325,6 +351,34 @@ static void cm_source_line(FILE *f, const struct mf *m)
     fprintf(f, ")\n");
 }
 
+/* Partition n's LVM logical volumes, "part.N.lv.K.x", a line each. */
+static void cm_vols(FILE *f, const struct mf *m, unsigned n)
+{
+    char t[MF_TEXT_MAX + 1], k[MF_KEY_MAX + 1], a[TXT_SIZE_LEN], b[TXT_SIZE_LEN];
+    for (unsigned i = 1;; i++) {
+#define CM_K(name) (snprintf(k, sizeof k, "part.%u.lv.%u." name, n, i), k)
+        uint64_t size = 0, used, fr;
+        if (cm_t(m, CM_K("name"), t, sizeof t) == NULL)
+            return;
+        fprintf(f, "    LV %s", t);
+        if (cm_u(m, CM_K("size"), &size))
+            fprintf(f, ", %s", cm_size(size, a));
+        if (cm_t(m, CM_K("fs"), t, sizeof t) != NULL) {
+            fprintf(f, ": %s", t);
+            if (cm_t(m, CM_K("label"), t, sizeof t) != NULL)
+                fprintf(f, " \"%s\"", t);
+            if (cm_u(m, CM_K("encrypted"), &used) && used)
+                fprintf(f, " (encrypted)");
+        }
+        if (cm_u(m, CM_K("used"), &used) && cm_u(m, CM_K("free"), &fr))
+            fprintf(f, "; %s used, %s skipped as free", cm_size(used, a), cm_size(fr, b));
+        else if (cm_t(m, CM_K("read-whole"), t, sizeof t) != NULL)
+            fprintf(f, "; read whole: %s", t);
+#undef CM_K
+        fputc('\n', f);
+    }
+}
+
 /* "part.N.x" entries, by N in the order they come. */
 static void cm_parts(FILE *f, const struct mf *m)
 {
@@ -372,6 +426,7 @@ static void cm_parts(FILE *f, const struct mf *m)
             fprintf(f, "; read whole: %s", t);
 #undef CM_K
         fputc('\n', f);
+        cm_vols(f, m, num);
     }
 }
 

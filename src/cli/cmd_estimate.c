@@ -108,10 +108,22 @@ static void ce_map_marks(const struct est_result *r, const struct lay_map *m, un
     }
 }
 
-/* --free=zero: one line per partition under the map. */
+/* What a region or a volume holds: its filesystem, size, used or why read whole. */
+static void ce_part_text(const struct lay_part *p)
+{
+    char b[32], d[32];
+    printf("%s%s%s%s, %s", p->fs[0] ? p->fs : "no filesystem", p->label[0] ? " \"" : "",
+           p->label, p->label[0] ? "\"" : "", ce_bytes((double)p->len, b));
+    if (p->mapped)
+        printf(", %s used\n", ce_bytes((double)p->used, d));
+    else
+        printf(", read whole: %s\n", p->why);
+}
+
+/* --free=zero: one line per partition under the map, one per LV under it. */
 static void ce_map_parts(const struct lay_map *m)
 {
-    char a[32], b[32], d[32];
+    char a[32];
     for (size_t k = 0; m != NULL && k < m->nparts; k++) {
         const struct lay_part *p = &m->parts[k];
         const struct lay_layout *L = &m->layouts[p->layout];
@@ -122,12 +134,11 @@ static void ce_map_parts(const struct lay_map *m)
                    ce_bytes((double)p->off, a), p->ptype);
         else
             printf("  the whole input: ");
-        printf("%s%s%s%s, %s", p->fs[0] ? p->fs : "no filesystem", p->label[0] ? " \"" : "",
-               p->label, p->label[0] ? "\"" : "", ce_bytes((double)p->len, b));
-        if (p->mapped)
-            printf(", %s used\n", ce_bytes((double)p->used, d));
-        else
-            printf(", read whole: %s\n", p->why);
+        ce_part_text(p);
+        for (size_t v = p->vol_first; v < p->vol_first + p->nvols && v < m->nvols; v++) {
+            printf("    LV %s: ", m->vols[v].vol);
+            ce_part_text(&m->vols[v]);
+        }
     }
 }
 
@@ -227,31 +238,48 @@ static void ce_put_kv(const char *k, const char *v, bool num, bool map)
 
 /* --free=zero: the encrypted volumes, read whole (their ciphertext barely
  * compresses: most of a backup's size when they are large). */
+/* Where p is, for a line of ce_encrypted_text(): "the whole input",
+ * "partition 2", "LV rhel/home". */
+static const char *ce_where(const struct lay_part *p, char *b, size_t n)
+{
+    if (p->vol[0] != '\0')
+        snprintf(b, n, "LV %s", p->vol);
+    else if (p->number == 0)
+        snprintf(b, n, "the whole input");
+    else
+        snprintf(b, n, "partition %u", p->number);
+    return b;
+}
+
 static void ce_encrypted_text(const struct lay_map *m)
 {
-    char a[32];
-    for (size_t k = 0; k < m->nparts; k++) {
-        const struct lay_part *p = &m->parts[k];
-        if (!p->encrypted)
-            continue;
-        if (p->number == 0)
-            printf("  encrypted   the whole input (%s, %s)", p->fs, ce_bytes((double)p->len, a));
-        else
-            printf("  encrypted   partition %u (%s, %s)", p->number, p->fs,
-                   ce_bytes((double)p->len, a));
-        printf(": read whole, ciphertext, used and free alike\n");
+    char a[32], w[160];
+    for (size_t k = 0; k < m->nparts + m->nvols; k++) {
+        const struct lay_part *p = k < m->nparts ? &m->parts[k] : &m->vols[k - m->nparts];
+        if (p->encrypted)
+            printf("  encrypted   %s (%s, %s): read whole, ciphertext, used and free alike\n",
+                   ce_where(p, w, sizeof w), p->fs, ce_bytes((double)p->len, a));
     }
-    for (size_t k = 0; k < m->nparts; k++) {
-        const struct lay_part *p = &m->parts[k];
-        if (p->excluded == 0)
-            continue;
-        if (p->number == 0)
-            printf("  volatile    the whole input (%s)", p->fs);
-        else
-            printf("  volatile    partition %u (%s)", p->number, p->fs);
-        printf(": %s of %s stored as zeros (--exclude=volatile)\n",
-               ce_bytes((double)p->excluded, a), p->excl_names);
+    for (size_t k = 0; k < m->nparts + m->nvols; k++) {
+        const struct lay_part *p = k < m->nparts ? &m->parts[k] : &m->vols[k - m->nparts];
+        if (p->excluded > 0)
+            printf("  volatile    %s (%s): %s of %s stored as zeros (--exclude=volatile)\n",
+                   ce_where(p, w, sizeof w), p->fs, ce_bytes((double)p->excluded, a),
+                   p->excl_names);
     }
+}
+
+/* A region's or a volume's filesystem, mapped, encrypted, used, disputed,
+ * excluded and why, as JSON members. */
+static void ce_part_json(const struct lay_part *p)
+{
+    fputs(",\"filesystem\":", stdout);
+    cli_json_string(stdout, p->fs);
+    printf(",\"mapped\":%s,\"encrypted\":%s,\"used\":%llu,\"disputed\":%llu,"
+           "\"excluded\":%llu,\"why\":", p->mapped ? "true" : "false",
+           p->encrypted ? "true" : "false", (unsigned long long)p->used,
+           (unsigned long long)p->disputed, (unsigned long long)p->excluded);
+    cli_json_string(stdout, p->why);
 }
 
 /* --free=zero in JSON: "layouts":[{"name":..,"table":..,"partitions":[..]}],
@@ -273,13 +301,18 @@ static void ce_layouts_json(const struct lay_map *m)
                    k > L->first ? "," : "", p->number, (unsigned long long)p->off,
                    (unsigned long long)p->len);
             cli_json_string(stdout, p->ptype);
-            fputs(",\"filesystem\":", stdout);
-            cli_json_string(stdout, p->fs);
-            printf(",\"mapped\":%s,\"encrypted\":%s,\"used\":%llu,\"disputed\":%llu,"
-                   "\"excluded\":%llu,\"why\":", p->mapped ? "true" : "false",
-                   p->encrypted ? "true" : "false", (unsigned long long)p->used,
-                   (unsigned long long)p->disputed, (unsigned long long)p->excluded);
-            cli_json_string(stdout, p->why);
+            ce_part_json(p);
+            if (p->nvols > 0) {
+                fputs(",\"volumes\":[", stdout);
+                for (size_t v = p->vol_first; v < p->vol_first + p->nvols && v < m->nvols; v++) {
+                    fputs(v > p->vol_first ? ",{\"name\":" : "{\"name\":", stdout);
+                    cli_json_string(stdout, m->vols[v].vol);
+                    printf(",\"length\":%llu", (unsigned long long)m->vols[v].len);
+                    ce_part_json(&m->vols[v]);
+                    putchar('}');
+                }
+                putchar(']');
+            }
             putchar('}');
         }
         fputs("]}", stdout);
@@ -302,6 +335,20 @@ static void ce_layouts_kv(const struct lay_map *m)
         if (p->excluded > 0)
             printf("excluded=%u:%u:%llu\n", p->layout + 1, p->number,
                    (unsigned long long)p->excluded);
+        /* its LVs: volume=layout:partition:name:length:fs:mapped|whole:used,
+         * and their encrypted= and excluded= lines with the name last */
+        for (size_t v = p->vol_first; v < p->vol_first + p->nvols && v < m->nvols; v++) {
+            const struct lay_part *q = &m->vols[v];
+            printf("volume=%u:%u:%s:%llu:%s:%s:%llu\n", p->layout + 1, p->number, q->vol,
+                   (unsigned long long)q->len, q->fs[0] ? q->fs : "-",
+                   q->mapped ? "mapped" : "whole", (unsigned long long)q->used);
+            if (q->encrypted)
+                printf("encrypted=%u:%u:%s:%llu:%s\n", p->layout + 1, p->number, q->fs,
+                       (unsigned long long)q->len, q->vol);
+            if (q->excluded > 0)
+                printf("excluded=%u:%u:%llu:%s\n", p->layout + 1, p->number,
+                       (unsigned long long)q->excluded, q->vol);
+        }
     }
 }
 
