@@ -8,7 +8,8 @@
 #
 # Environment: FUZZ_DIR     build and working folder
 #                           (default ${TMPDIR:-/tmp}/spigz-fuzz)
-#              FUZZ_TARGETS harnesses to run (default "decode index layout resync gzx")
+#              FUZZ_TARGETS harnesses to run (default "decode index layout resync gzx
+#                           manifest lvm")
 #              CC           a clang with libFuzzer (default clang)
 #              FUZZ_SEED    libFuzzer's -seed (default 0: a new one each run);
 #                           the test command fixes it, so that CI explores
@@ -21,7 +22,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FUZZ_DIR:-${TMPDIR:-/tmp}/spigz-fuzz}
 cc=${CC:-clang}
-targets=${FUZZ_TARGETS:-decode index layout resync gzx manifest}
+targets=${FUZZ_TARGETS:-decode index layout resync gzx manifest lvm}
 build_only=false
 secs=30
 case ${1:-} in
@@ -107,7 +108,7 @@ for t in $targets; do
     # fuzz/make-corpus.sh regenerates.
     regress=
     [ -d "$top/fuzz/regress/$t" ] && regress=$top/fuzz/regress/$t
-    # seeds: committed for decode, index, gzx and manifest; made by the mkfs tools for
+    # seeds: committed for decode, index, gzx, manifest and lvm; made by the mkfs tools for
     # layout (megabytes of images, mostly zeros: not committed)
     seeds=$top/fuzz/corpus/$t max_len=1048576
     [ "$t" = resync ] && seeds=$top/fuzz/corpus/decode # damaged gzip: its files

@@ -15,6 +15,7 @@
 
 #include "lay.h"
 #include "lay_fs.h"
+#include "lay_cfg.h"
 
 /* Whether [off, off + len) lies inside one extent of the sorted list. */
 static int covered(const struct lay_used *u, uint64_t off, uint64_t len)
@@ -515,6 +516,79 @@ START_TEST(test_available_as_configured)
 }
 END_TEST
 
+/* LVM2's metadata text (lay_cfg.h): a text as lvm2 writes it, read back
+ * field by field; escapes, comments, empty lists, negative numbers. */
+START_TEST(test_cfg_parse)
+{
+    static const char text[] =
+        "vg0 {\nid = \"a-b\"\nseqno = 4 # a comment\nextent_size = 8192\n"
+        "status = [\"READ\", \"WRITE\"]\nflags = []\n"
+        "logical_volumes {\nroot {\nsegment1 {\nstart_extent = 0\nstripes = [\n\"pv0\", 15\n]\n}\n}\n}\n"
+        "}\ncontents = \"Text \\\"Format\\\\\"\nversion = -1\n\0\0";
+    struct lay_cfg t;
+    int oom;
+    char why[96];
+    ck_assert_int_eq(lay_cfg_parse(text, sizeof text - 1, &t, &oom, why, sizeof why), 0);
+    size_t vg = lay_cfg_get(&t, 0, "vg0");
+    ck_assert_uint_ne(vg, 0);
+    int64_t v;
+    ck_assert_int_eq(lay_cfg_int(&t, vg, "seqno", &v), 0);
+    ck_assert_int_eq(v, 4);
+    ck_assert_int_eq(lay_cfg_int(&t, 0, "version", &v), 0);
+    ck_assert_int_eq(v, -1);
+    ck_assert_str_eq(lay_cfg_str(&t, 0, "contents"), "Text \"Format\\");
+    ck_assert_int_eq(lay_cfg_has(&t, vg, "status", "WRITE"), 1);
+    ck_assert_int_eq(lay_cfg_has(&t, vg, "status", "VISIBLE"), 0);
+    ck_assert_int_eq(lay_cfg_has(&t, vg, "flags", "READ"), 0);
+    ck_assert_ptr_null(lay_cfg_str(&t, vg, "seqno")); /* an integer, not a string */
+    size_t lvs = lay_cfg_get(&t, vg, "logical_volumes");
+    size_t seg = lay_cfg_get(&t, lay_cfg_get(&t, lvs, "root"), "segment1");
+    size_t st = lay_cfg_get(&t, seg, "stripes");
+    ck_assert_int_eq(t.n[st].kind, LAY_CFG_LIST);
+    size_t e = t.n[st].child;
+    ck_assert_str_eq(t.n[e].str, "pv0");
+    ck_assert_int_eq(t.n[t.n[e].next].num, 15);
+    ck_assert_uint_eq(t.n[t.n[e].next].next, 0);
+    lay_cfg_free(&t);
+}
+END_TEST
+
+/* What the parser refuses, each with a line number in why. */
+START_TEST(test_cfg_refusals)
+{
+    static const char *const bad[] = {
+        "a = 1.5\n",                      /* a float */
+        "a = \"open\n",                  /* a string not closed */
+        "a { b = 1\n",                    /* a section not closed */
+        "}\n",                            /* a stray brace */
+        "a = [1, 2\n",                    /* a list not closed */
+        "a = [[1]]\n",                    /* a list in a list */
+        "a = 99999999999999999999\n",     /* past 64 bits */
+        "a 1\n",                          /* no '=' */
+        "a = 1x\n",                       /* junk after a number */
+        "a = \"x\"\0b = 1\n",             /* a NUL inside */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct lay_cfg t;
+        int oom;
+        char why[96] = "";
+        size_t n = i == 9 ? 13 : strlen(bad[i]);
+        ck_assert_msg(lay_cfg_parse(bad[i], n, &t, &oom, why, sizeof why) == -1, "accepted %zu", i);
+        ck_assert_int_eq(oom, 0);
+        ck_assert_msg(why[0] != '\0', "no reason for %zu", i);
+    }
+    /* nesting past LAY_CFG_DEPTH */
+    char deep[LAY_CFG_DEPTH * 4 + 8] = "";
+    for (int i = 0; i <= LAY_CFG_DEPTH; i++)
+        strcat(deep, "a{");
+    struct lay_cfg t;
+    int oom;
+    char why[96];
+    ck_assert_int_eq(lay_cfg_parse(deep, strlen(deep), &t, &oom, why, sizeof why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "deep"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("layout");
@@ -526,6 +600,8 @@ int main(void)
     tcase_add_test(tc, test_ref_before_seal);
     tcase_add_test(tc, test_ref_disputes_coarsened);
     tcase_add_test(tc, test_available_as_configured);
+    tcase_add_test(tc, test_cfg_parse);
+    tcase_add_test(tc, test_cfg_refusals);
     TCase *tt = tcase_create("tables");
     const char *why;
     if (lay_available(&why)) { /* test_available_as_configured checks it */

@@ -505,7 +505,7 @@ static void lvm_whole_why(struct lvm_vg *g)
             lv->whole = "being moved (pvmove)";
         for (size_t j = 0; j < g->nlv && lv->whole == NULL; j++)
             if (j != i && lvm_names(t, g->lv[j].node, lv->name, 0))
-                lv->whole = "another LV is built on it (a snapshot's origin, a pool)";
+                lv->whole = "another LV uses it (a snapshot's origin or store, a pool's part)";
     }
 }
 
