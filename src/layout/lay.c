@@ -808,6 +808,6 @@ const char *lay_filesystems(void)
 #else
            "NTFS read whole (built without libntfs-3g), "
 #endif
-           "FAT12/16/32, exFAT and swap by hand";
+           "FAT12/16/32, exFAT, swap and LVM2 (linear and striped LVs) by hand";
 #endif
 }
