@@ -49,9 +49,19 @@ static inline void le_put64(uint8_t *p, uint64_t v)
     le_put32(p + 4, (uint32_t)(v >> 32));
 }
 
+static inline uint32_t be_get16(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 8 | (uint32_t)p[1];
+}
+
 static inline uint32_t be_get32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static inline uint64_t be_get64(const uint8_t *p)
+{
+    return (uint64_t)be_get32(p) << 32 | be_get32(p + 4);
 }
 
 static inline void be_put32(uint8_t *p, uint32_t v)

@@ -34,6 +34,7 @@ static const struct {
     {"vfat", lay_fat_used},
     {"exfat", lay_exfat_used},
     {"swap", lay_swap_used},
+    {"xfs", lay_xfs_used},
     {"LVM2_member", lay_lvm_used},
 };
 
@@ -808,6 +809,6 @@ const char *lay_filesystems(void)
 #else
            "NTFS read whole (built without libntfs-3g), "
 #endif
-           "FAT12/16/32, exFAT, swap and LVM2 (linear and striped LVs) by hand";
+           "FAT12/16/32, exFAT, XFS, swap and LVM2 (linear and striped LVs) by hand";
 #endif
 }

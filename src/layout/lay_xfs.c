@@ -1,0 +1,411 @@
+/* lay_xfs.c — an XFS filesystem's used extents (lay_fs.h).
+ *
+ * Format: the XFS Algorithms & Data Structures document (xfsprogs' and the
+ * kernel's doc): the superblock at byte 0; the data device cut into
+ * allocation groups of agblocks blocks, each with its AGF one sector in,
+ * which roots two B+trees of the AG's free extents, one by block number
+ * (bnobt) and one by size (cntbt); the log inside the data device when
+ * logstart is set.  Integers are big-endian; v5 filesystems checksum each
+ * metadata block with CRC-32C (stored little-endian), stamp it with the
+ * filesystem's UUID and, for B+tree blocks, their own address and owner.
+ *
+ * What is free: the extents the bnobt lists, nothing else.  Everything
+ * else (AG headers, the free list, B+tree and inode blocks, the log, files)
+ * is data, and so are the bytes past dblocks.  Two readings of the free
+ * space must agree before any of it is trusted: the bnobt and the cntbt
+ * must list the same extents (an order-free digest of each: count, sum and
+ * a mixed sum), each AG's total must equal its AGF's freeblks, and the
+ * superblock's free-block count (exact on a clean unmount) must equal the
+ * AGFs' freeblks + flcount + btreeblks summed.  The files' own metadata
+ * (inode extent maps) is not walked: XFS has no maintained library to do
+ * it, and a v5 filesystem's CRCs, owners and self-addresses already bind
+ * every tree block to its place (doc/DESIGN.md §12 says what that leaves).
+ *
+ * Read whole (0) when: not a v4 or v5 superblock, its geometry does not
+ * add up, a CRC or an address or owner stamp is wrong, mkfs did not finish,
+ * the filesystem needs repair or has incompatible features spigz does not
+ * know, the log is on another device (whether it is clean is unknown),
+ * the log needs recovery (its last record before the head is not a lone
+ * unmount record: the kernel's test for a clean log, xlog_check_unmount_rec), the trees do not parse, are deeper than XFS allows,
+ * disagree or disagree with the counters.
+ *
+ * Bounds: blocks up to 64 KiB, at most 8 tree levels, each tree's walk at
+ * most as many blocks as its AG has, records strictly ascending (a block
+ * named twice fails there); the log head search reads O(log n) sectors and
+ * a window of at most XFS_LOG_WINDOW around the head.
+ */
+#include "config.h"
+#include "lay_fs.h"
+#include "crc32c.h"
+#include "le.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XFS_SB_MAGIC 0x58465342u  /* "XFSB" */
+#define XFS_AGF_MAGIC 0x58414746u /* "XAGF" */
+#define XFS_ABTB 0x41425442u      /* "ABTB": bnobt, v4 */
+#define XFS_AB3B 0x41423342u      /* "AB3B": bnobt, v5 */
+#define XFS_ABTC 0x41425443u      /* "ABTC": cntbt, v4 */
+#define XFS_AB3C 0x41423343u      /* "AB3C": cntbt, v5 */
+#define XFS_LOG_MAGIC 0xFEEDBABEu
+#define XFS_MAX_LEVELS 8
+#define XFS_BB 512
+#define XFS_LOG_WINDOW 8192 /* basic blocks (4 MiB) checked before the head */
+
+/* v5 incompatible features spigz knows: ftype, sparse inodes, meta UUID,
+ * bigtime, large extent counters; NEEDSREPAIR (16) is refused apart. */
+#define XFS_INCOMPAT_KNOWN (1u | 2u | 4u | 8u | 32u)
+#define XFS_INCOMPAT_NEEDSREPAIR 16u
+/* read-only-compatible: free inode btree, rmap, reflink, inode btree counts */
+#define XFS_RO_COMPAT_KNOWN (1u | 2u | 4u | 8u)
+
+struct xfs {
+    struct lay_dev *d;
+    bool v5;
+    uint32_t bs, ss;          /* block and sector size */
+    uint64_t dblocks;
+    uint32_t agblocks, agcount;
+    unsigned agblklog;
+    uint8_t uuid[16];         /* the metadata UUID */
+    uint64_t logstart;        /* fsblock */
+    uint32_t logblocks;
+    uint64_t fdblocks;
+    uint8_t *blk;             /* one block */
+    uint64_t budget;          /* blocks a tree walk may still read */
+    char *why;
+    size_t wn;
+};
+
+static int xfs_no(struct xfs *x, const char *what)
+{
+    snprintf(x->why, x->wn, "%s", what);
+    return 0;
+}
+
+/* Whether the CRC-32C of n bytes, with the 4 at off taken as zero, is
+ * what those 4 bytes hold (little-endian). */
+static bool xfs_crc_ok(const uint8_t *b, size_t n, size_t off)
+{
+    static const uint8_t zero[4];
+    uint32_t c = crc32c(0, b, off);
+    c = crc32c(c, zero, 4);
+    c = crc32c(c, b + off + 4, n - off - 4);
+    return c == le_get32(b + off);
+}
+
+/* The byte offset of AG block agbno of AG agno. */
+static uint64_t xfs_agb(const struct xfs *x, uint32_t agno, uint32_t agbno)
+{
+    return ((uint64_t)agno * x->agblocks + agbno) * x->bs;
+}
+
+/* ---- the superblock ---- */
+
+static unsigned xfs_log2(uint64_t v)
+{
+    unsigned l = 0;
+    while (((uint64_t)1 << l) < v)
+        l++;
+    return l;
+}
+
+static int xfs_super(struct xfs *x)
+{
+    uint8_t sb[XFS_BB];
+    if (lay_dev_read(x->d, 0, sb, sizeof sb) != 0 || be_get32(sb) != XFS_SB_MAGIC)
+        return xfs_no(x, "cannot read its superblock");
+    unsigned ver = be_get16(sb + 100) & 0xf;
+    x->v5 = ver == 5;
+    x->bs = be_get32(sb + 4);
+    x->ss = be_get16(sb + 102);
+    x->dblocks = be_get64(sb + 8);
+    x->agblocks = be_get32(sb + 84);
+    x->agcount = be_get32(sb + 88);
+    x->agblklog = sb[124];
+    x->logstart = be_get64(sb + 48);
+    x->logblocks = be_get32(sb + 96);
+    x->fdblocks = be_get64(sb + 144);
+    if (ver != 4 && ver != 5)
+        return xfs_no(x, "an XFS version spigz does not read");
+    if (x->bs < 512 || x->bs > 65536 || (x->bs & (x->bs - 1)) || sb[120] != xfs_log2(x->bs) ||
+        x->ss < 512 || x->ss > x->bs || (x->ss & (x->ss - 1)) || x->agblocks < 8 ||
+        x->agcount == 0 || x->agblklog != xfs_log2(x->agblocks) || x->dblocks == 0 ||
+        x->dblocks > (uint64_t)x->agcount * x->agblocks ||
+        x->dblocks <= (uint64_t)(x->agcount - 1) * x->agblocks)
+        return xfs_no(x, "its superblock's geometry does not add up");
+    if (x->dblocks > x->d->len / x->bs)
+        return xfs_no(x, "the filesystem is larger than its partition");
+    if (sb[126] != 0)
+        return xfs_no(x, "mkfs did not finish (sb_inprogress)");
+    memcpy(x->uuid, sb + 32, 16);
+    if (x->v5) {
+        uint8_t *full = malloc(x->ss);
+        if (full == NULL)
+            return -1;
+        bool ok = lay_dev_read(x->d, 0, full, x->ss) == 0 && xfs_crc_ok(full, x->ss, 224);
+        free(full);
+        if (!ok)
+            return xfs_no(x, "its superblock's checksum is wrong");
+        uint32_t incompat = be_get32(sb + 216);
+        if (incompat & XFS_INCOMPAT_NEEDSREPAIR)
+            return xfs_no(x, "it is marked as needing repair (xfs_repair)");
+        if ((incompat & ~XFS_INCOMPAT_KNOWN) || (be_get32(sb + 212) & ~XFS_RO_COMPAT_KNOWN))
+            return xfs_no(x, "it has features spigz does not know");
+        if (be_get32(sb + 220) != 0)
+            return xfs_no(x, "its log holds items of a newer kind (log incompat features): "
+                             "it was not cleanly unmounted");
+        if (incompat & 4u) /* META_UUID: blocks carry the metadata UUID */
+            memcpy(x->uuid, sb + 248, 16);
+    }
+    if (x->logstart == 0)
+        return xfs_no(x, "its log is on another device (whether it is clean is unknown)");
+    return 1;
+}
+
+/* ---- the log ---- */
+
+struct xlog {
+    struct xfs *x;
+    uint64_t off;  /* byte offset of the log */
+    uint64_t nbb;  /* its basic blocks */
+};
+
+/* The cycle number basic block b carries (a record header's h_cycle, or
+ * the data block's stamped first word); -1 unreadable. */
+static int64_t xlog_cycle(struct xlog *l, uint64_t b, uint8_t *bb)
+{
+    if (lay_dev_read(l->x->d, l->off + b * XFS_BB, bb, XFS_BB) != 0)
+        return -1;
+    return be_get32(bb) == XFS_LOG_MAGIC ? be_get32(bb + 4) : be_get32(bb);
+}
+
+/* The head: the first block of the lower cycle (0 when the whole log has
+ * one cycle).  1, or 0 with why. */
+static int xlog_head(struct xlog *l, uint64_t *head, uint32_t *cyc)
+{
+    uint8_t bb[XFS_BB];
+    int64_t first = xlog_cycle(l, 0, bb), last = xlog_cycle(l, l->nbb - 1, bb);
+    if (first <= 0 || last < 0)
+        return xfs_no(l->x, "its log cannot be read or was never written");
+    if (first == last) {
+        *head = 0;
+        *cyc = (uint32_t)first;
+        return 1;
+    }
+    if (last != first - 1)
+        return xfs_no(l->x, "its log's cycle numbers are inconsistent");
+    uint64_t lo = 0, hi = l->nbb - 1; /* cycle(lo) == first, cycle(hi) == last */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int64_t c = xlog_cycle(l, mid, bb);
+        if (c == first)
+            lo = mid;
+        else if (c == last)
+            hi = mid;
+        else
+            return xfs_no(l->x, "its log's cycle numbers are inconsistent");
+    }
+    *head = hi;
+    *cyc = (uint32_t)first;
+    return 1;
+}
+
+/* Whether the log is clean: the blocks before the head carry its cycle,
+ * those after it the one before (no write in flight), and the last record
+ * before the head is one unmount record that ends at the head.  1 clean,
+ * 0 (why) not, or cannot tell. */
+static int xfs_log_clean(struct xfs *x)
+{
+    uint32_t agno = (uint32_t)(x->logstart >> x->agblklog);
+    uint32_t agbno = (uint32_t)(x->logstart & (((uint64_t)1 << x->agblklog) - 1));
+    struct xlog l = {.x = x, .off = xfs_agb(x, agno, agbno),
+                     .nbb = (uint64_t)x->logblocks * (x->bs / XFS_BB)};
+    if (agno >= x->agcount || agbno >= x->agblocks || x->logblocks == 0 ||
+        l.off / x->bs + x->logblocks > x->dblocks)
+        return xfs_no(x, "its log lies outside the filesystem");
+    uint64_t head;
+    uint32_t cyc;
+    if (!xlog_head(&l, &head, &cyc))
+        return 0;
+    uint8_t bb[XFS_BB];
+    uint64_t win = l.nbb < XFS_LOG_WINDOW ? l.nbb : XFS_LOG_WINDOW;
+    /* the window before the head: cycle cyc back to block 0, then cyc - 1
+     * at the log's end (an earlier pass) */
+    uint64_t rec = UINT64_MAX;
+    for (uint64_t i = 1; i <= win; i++) {
+        uint64_t b = (head + l.nbb - i) % l.nbb;
+        int64_t c = xlog_cycle(&l, b, bb);
+        uint32_t want = head == 0 || b < head ? cyc : cyc - 1;
+        if (c != (int64_t)want)
+            return xfs_no(x, "its log has writes in flight near its head: it needs recovery");
+        if (be_get32(bb) == XFS_LOG_MAGIC && rec == UINT64_MAX)
+            rec = b;
+    }
+    if (rec == UINT64_MAX)
+        return xfs_no(x, "no log record found before its log's head");
+    if (xlog_cycle(&l, rec, bb) < 0)
+        return 0;
+    uint32_t version = be_get32(bb + 8), len = be_get32(bb + 12), nops = be_get32(bb + 40);
+    uint64_t lsn = be_get64(bb + 16);
+    uint32_t hsize = be_get32(bb + 320);
+    uint64_t hblks = version == 2 && hsize > 32768 ? (hsize + 32767) / 32768 : 1;
+    if ((version != 1 && version != 2) || lsn != ((uint64_t)be_get32(bb + 4) << 32 | rec) ||
+        (rec + hblks + (len + XFS_BB - 1) / XFS_BB) % l.nbb != head)
+        return xfs_no(x, "its last log record does not end at its head: it needs recovery");
+    if (nops != 1)
+        return xfs_no(x, "its log needs recovery (transactions after the last unmount)");
+    /* the operation header: its flags say unmount (its first word, the
+     * transaction id, is stamped with the cycle) */
+    if (xlog_cycle(&l, (rec + hblks) % l.nbb, bb) < 0 || bb[8] != 0xAA || !(bb[9] & 0x20))
+        return xfs_no(x, "its log needs recovery (the last record is not an unmount record)");
+    return 1;
+}
+
+/* ---- the free-space trees ---- */
+
+/* An order-free digest of a multiset of extents. */
+struct xfs_sum {
+    uint64_t n, blocks, mix;
+};
+
+static uint64_t xfs_mix(uint64_t v)
+{
+    v += 0x9E3779B97F4A7C15u;
+    v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9u;
+    v = (v ^ (v >> 27)) * 0x94D049BB133111EBu;
+    return v ^ (v >> 31);
+}
+
+struct xfs_walk {
+    struct xfs *x;
+    uint32_t agno, aglen;
+    uint32_t magic;
+    bool bno;           /* the bnobt: records ascending by start, reported */
+    uint64_t next;      /* bnobt: the first block the next record may start at */
+    struct xfs_sum sum;
+    struct lay_used *u; /* bnobt: the gaps between free extents, used */
+    uint64_t ag_off;
+};
+
+/* One record. */
+static int xfs_rec(struct xfs_walk *w, uint32_t start, uint32_t count, uint64_t *prev)
+{
+    if (count == 0 || start >= w->aglen || count > w->aglen - start)
+        return xfs_no(w->x, "a free-space record leaves its AG");
+    uint64_t key = w->bno ? start : (uint64_t)count << 32 | start;
+    if (*prev != UINT64_MAX && key <= *prev)
+        return xfs_no(w->x, "free-space records out of order");
+    *prev = key;
+    w->sum.n++;
+    w->sum.blocks += count;
+    w->sum.mix += xfs_mix((uint64_t)start << 32 | count);
+    if (w->bno) {
+        if (start < w->next)
+            return xfs_no(w->x, "free extents overlap");
+        uint64_t bs = w->x->bs;
+        if (lay_used_add(w->u, w->ag_off + w->next * bs, (start - w->next) * bs) != 0)
+            return -1;
+        w->next = (uint64_t)start + count;
+    }
+    return 1;
+}
+
+/* Walk the subtree at AG block agbno, of the given level. */
+static int xfs_tree(struct xfs_walk *w, uint32_t agbno, unsigned level, uint64_t *prev)
+{
+    struct xfs *x = w->x;
+    if (w->x->budget-- == 0 || agbno == 0 || agbno >= w->aglen)
+        return xfs_no(x, "a free-space tree points outside its AG");
+    uint8_t *b = malloc(x->bs);
+    if (b == NULL)
+        return -1;
+    int rc = 1;
+    uint64_t at = xfs_agb(x, w->agno, agbno);
+    size_t hdr = x->v5 ? 56 : 16;
+    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != w->magic ||
+        be_get16(b + 4) != level)
+        rc = xfs_no(x, "a free-space tree block is not what its parent says");
+    else if (x->v5 && (be_get64(b + 16) != at / XFS_BB || memcmp(b + 32, x->uuid, 16) != 0 ||
+                       be_get32(b + 48) != w->agno || !xfs_crc_ok(b, x->bs, 52)))
+        rc = xfs_no(x, "a free-space tree block's checksum or stamp is wrong");
+    uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
+    if (rc == 1 && level == 0) {
+        if (n > (x->bs - hdr) / 8)
+            rc = xfs_no(x, "a free-space tree block holds too many records");
+        for (uint32_t i = 0; i < n && rc == 1; i++)
+            rc = xfs_rec(w, be_get32(b + hdr + 8 * i), be_get32(b + hdr + 8 * i + 4), prev);
+    } else if (rc == 1) {
+        size_t maxrecs = (x->bs - hdr) / 12;
+        if (n == 0 || n > maxrecs)
+            rc = xfs_no(x, "a free-space tree node holds a wrong number of keys");
+        for (uint32_t i = 0; i < n && rc == 1; i++)
+            rc = xfs_tree(w, be_get32(b + hdr + maxrecs * 8 + 4 * i), level - 1, prev);
+    }
+    free(b);
+    return rc;
+}
+
+/* One AG: its AGF, both trees, their agreement.  1, 0 (why), -1. */
+static int xfs_ag(struct xfs *x, uint32_t agno, struct lay_used *u, uint64_t *fd)
+{
+    uint8_t *agf = x->blk;
+    uint64_t off = xfs_agb(x, agno, 0);
+    uint32_t aglen = agno + 1 < x->agcount ? x->agblocks
+                                           : (uint32_t)(x->dblocks - (uint64_t)agno * x->agblocks);
+    if (lay_dev_read(x->d, off + x->ss, agf, x->ss) != 0 || be_get32(agf) != XFS_AGF_MAGIC ||
+        be_get32(agf + 4) != 1 || be_get32(agf + 8) != agno || be_get32(agf + 12) != aglen)
+        return xfs_no(x, "an AG's header (AGF) is damaged");
+    if (x->v5 && (memcmp(agf + 64, x->uuid, 16) != 0 || !xfs_crc_ok(agf, x->ss, 216)))
+        return xfs_no(x, "an AG header's checksum is wrong");
+    uint32_t lv[2] = {be_get32(agf + 28), be_get32(agf + 32)};
+    uint32_t root[2] = {be_get32(agf + 16), be_get32(agf + 20)};
+    uint32_t freeblks = be_get32(agf + 52);
+    *fd += (uint64_t)freeblks + be_get32(agf + 48) + be_get32(agf + 60);
+    struct xfs_sum s[2];
+    for (int t = 0; t < 2; t++) {
+        if (lv[t] == 0 || lv[t] > XFS_MAX_LEVELS)
+            return xfs_no(x, "a free-space tree is deeper than XFS allows");
+        struct xfs_walk w = {.x = x, .agno = agno, .aglen = aglen, .bno = t == 0, .u = u,
+                             .ag_off = off};
+        w.magic = t == 0 ? (x->v5 ? XFS_AB3B : XFS_ABTB) : (x->v5 ? XFS_AB3C : XFS_ABTC);
+        x->budget = aglen;
+        uint64_t prev = UINT64_MAX;
+        int rc = xfs_tree(&w, root[t], lv[t] - 1, &prev);
+        if (rc != 1)
+            return rc;
+        /* after the last free extent, the AG's end is used */
+        if (t == 0 && lay_used_add(u, off + w.next * x->bs, (aglen - w.next) * (uint64_t)x->bs) != 0)
+            return -1;
+        s[t] = w.sum;
+    }
+    if (s[0].n != s[1].n || s[0].blocks != s[1].blocks || s[0].mix != s[1].mix)
+        return xfs_no(x, "its two free-space trees (by block and by size) disagree");
+    if (s[0].blocks != freeblks)
+        return xfs_no(x, "an AG's free-block count disagrees with its free-space tree");
+    return 1;
+}
+
+int lay_xfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why, size_t wn)
+{
+    struct xfs x = {.d = d, .why = why, .wn = wn};
+    int rc = xfs_super(&x);
+    if (rc == 1)
+        rc = xfs_log_clean(&x);
+    if (rc != 1)
+        return rc;
+    x.blk = malloc(x.bs > x.ss ? x.bs : x.ss);
+    if (x.blk == NULL)
+        return -1;
+    uint64_t fd = 0;
+    for (uint32_t ag = 0; ag < x.agcount && rc == 1; ag++)
+        rc = xfs_ag(&x, ag, u, &fd);
+    free(x.blk);
+    if (rc == 1 && fd != x.fdblocks)
+        rc = xfs_no(&x, "its superblock's free-block count disagrees with its AGs'");
+    if (rc == 1)
+        *fs_len = x.dblocks * x.bs;
+    return rc;
+}
