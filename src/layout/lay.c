@@ -35,6 +35,7 @@ static const struct {
     {"exfat", lay_exfat_used},
     {"swap", lay_swap_used},
     {"xfs", lay_xfs_used},
+    {"btrfs", lay_btrfs_used},
     {"LVM2_member", lay_lvm_used},
 };
 
@@ -809,6 +810,7 @@ const char *lay_filesystems(void)
 #else
            "NTFS read whole (built without libntfs-3g), "
 #endif
-           "FAT12/16/32, exFAT, XFS, swap and LVM2 (linear and striped LVs) by hand";
+           "FAT12/16/32, exFAT, XFS, btrfs (one device), swap and LVM2 (linear and striped LVs) by "
+           "hand";
 #endif
 }

@@ -150,6 +150,8 @@ int lay_exfat_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char
                    size_t wn);
 int lay_swap_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
                   size_t wn);
+int lay_btrfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
+                   size_t wn);
 int lay_xfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
                  size_t wn);
 int lay_lvm_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why,
