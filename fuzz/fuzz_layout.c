@@ -19,8 +19,9 @@
  *   - lay_kernel_parts() (the mount's pN files) on the same bytes through a
  *     read callback returns 0 and partitions inside the input, non-empty,
  *     numbered 1 to 256, in increasing order.
- * Seeds: fuzz/make-corpus.sh writes small images made by each mkfs, alone
- * and inside MBR and GPT disks, into fuzz/corpus/layout.
+ * Seeds: fuzz/make-layout-seeds.sh writes small images made by each mkfs,
+ * alone and inside MBR and GPT disks; XFS and btrfs (tens of MiB at least)
+ * as sparse images (sparse_image()).
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -118,12 +119,38 @@ static void check_kernel_parts(const uint8_t *data, size_t size)
     free(p);
 }
 
+/* A sparse image: "SPZSPARS", a u32 (little-endian) of its size in MiB
+ * (at most 512), then records of a u32 block number (4 KiB blocks) and the
+ * block's 4096 bytes; the rest is holes.  Filesystems whose smallest image
+ * is tens of MiB (XFS, btrfs) fit the fuzzer's inputs so.  0 with *size
+ * set, or -1 (not one: the input is the image itself). */
+static int sparse_image(int fd, const uint8_t *data, size_t n, size_t *size)
+{
+    if (n < 12 || memcmp(data, "SPZSPARS", 8) != 0)
+        return -1;
+    uint32_t mib = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
+                   (uint32_t)data[11] << 24;
+    if (mib == 0 || mib > 512)
+        return -1;
+    *size = (size_t)mib << 20;
+    CHECK(ftruncate(fd, (off_t)*size) == 0);
+    for (size_t at = 12; n - at >= 4 + 4096; at += 4 + 4096) {
+        uint32_t b = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 |
+                     (uint32_t)data[at + 2] << 16 | (uint32_t)data[at + 3] << 24;
+        if ((uint64_t)b * 4096 + 4096 <= *size)
+            CHECK(pwrite(fd, data + at + 4, 4096, (off_t)b * 4096) == 4096);
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    check_kernel_parts(data, size);
     int fd = memfd_create("fuzz-layout", MFD_CLOEXEC);
     CHECK(fd >= 0);
-    CHECK(size == 0 || write(fd, data, size) == (ssize_t)size);
+    if (sparse_image(fd, data, size, &size) != 0) {
+        check_kernel_parts(data, size);
+        CHECK(size == 0 || write(fd, data, size) == (ssize_t)size);
+    }
     CHECK(lseek(fd, 7, SEEK_SET) == 7);
     struct lay_opts o = {.force_mounted = true}; /* a memfd is mounted nowhere */
     struct lay_map a, b;

@@ -4,7 +4,8 @@
 # exFAT, NTFS, each with a file written into it where a tool can do it
 # without mounting), alone and inside an MBR (with a logical partition) and
 # a GPT disk; ext2, ext4 and NTFS with a zeroed allocation bitmap; and
-# trees of directories for the second reading, healthy and damaged.
+# trees of directories for the second reading, healthy and damaged; XFS
+# (v5, v4) and btrfs as sparse images.
 # Reproducible: fixed UUIDs, serials, times and content.  Run by
 # scripts/fuzz.sh; nothing of it is committed (the NTFS and exFAT images
 # are megabytes, mostly zeros).  A missing mkfs leaves its seed out.
@@ -208,5 +209,35 @@ out = bytes(boot) * 2 + d[fat:fat + bps] + bytes(7 * bps) + d[heap:heap + 16 * s
 open(sys.argv[2], "wb").write(out)
 PY
     done
+fi
+# XFS (v5 and v4) and btrfs: tens of MiB, written as sparse images
+# (fuzz_layout.c's sparse_image(): "SPZSPARS", the size in MiB, then each
+# 4 KiB block that is not zeros, numbered)
+sparse() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+out = bytearray(b"SPZSPARS" + (len(d) >> 20).to_bytes(4, "little"))
+for i in range(0, len(d), 4096):
+    b = d[i:i + 4096]
+    if b.strip(b"\0"):
+        out += (i // 4096).to_bytes(4, "little") + b.ljust(4096, b"\0")
+open(sys.argv[2], "wb").write(out)
+PY
+}
+if have mkfs.xfs && have python3; then
+    for v in 5 4; do
+        crc=1 && [ $v = 4 ] && crc=0
+        truncate -s 20M "$tmp/xfs$v"
+        if TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 mkfs.xfs -q -f -m crc=$crc,uuid=$U "$tmp/xfs$v" >/dev/null 2>&1; then
+            sparse "$tmp/xfs$v" "$dir/xfs-v$v.sparse"
+        fi
+    done
+fi
+if have mkfs.btrfs && have python3; then
+    truncate -s 114M "$tmp/btrfs"
+    if mkfs.btrfs -q -f -U $U "$tmp/btrfs" >/dev/null 2>&1; then
+        sparse "$tmp/btrfs" "$dir/btrfs.sparse"
+    fi
 fi
 exit 0

@@ -132,6 +132,9 @@ static int bt_no(struct btrfs *b, const char *what)
 
 static bool bt_csum_ok(const uint8_t *p, size_t n)
 {
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    return true; /* scripts/fuzz.sh: mutations reach past the checksums */
+#endif
     return crc32c(0, p + 32, n - 32) == le_get32(p);
 }
 
