@@ -16,10 +16,14 @@
  * must list the same extents (an order-free digest of each: count, sum and
  * a mixed sum), each AG's total must equal its AGF's freeblks, and the
  * superblock's free-block count (exact on a clean unmount) must equal the
- * AGFs' freeblks + flcount + btreeblks summed.  The files' own metadata
- * (inode extent maps) is not walked: XFS has no maintained library to do
- * it, and a v5 filesystem's CRCs, owners and self-addresses already bind
- * every tree block to its place (doc/DESIGN.md §12 says what that leaves).
+ * AGFs' freeblks + flcount + btreeblks summed.  Then the second reading
+ * (lay_fs.h): every allocated inode of every AG's inode B+tree, its chunk,
+ * both forks' extents (in the inode or in its extent-map B+tree, whose
+ * blocks count too), the inode trees' blocks, the AG headers and the log
+ * are referenced through lay_used_ref(): what the bnobt calls free but a
+ * file uses is read, and counted as disputed.  A file on the realtime
+ * device, an inode whose magic, version, CRC or number is wrong, an extent
+ * leaving the filesystem: read whole.
  *
  * Read whole (0) when: not a v4 or v5 superblock, its geometry does not
  * add up, a CRC or an address or owner stamp is wrong, mkfs did not finish,
@@ -73,7 +77,11 @@ struct xfs {
     uint64_t logstart;        /* fsblock */
     uint32_t logblocks;
     uint64_t fdblocks;
+    uint16_t isize;           /* inode size */
+    unsigned inopblog;        /* log2 of inodes per block */
+    bool sparse_inodes, nrext64;
     uint8_t *blk;             /* one block */
+    struct lay_used *u;       /* where references go (the second reading) */
     uint64_t budget;          /* blocks a tree walk may still read */
     char *why;
     size_t wn;
@@ -131,6 +139,8 @@ static int xfs_super(struct xfs *x)
     x->logstart = be_get64(sb + 48);
     x->logblocks = be_get32(sb + 96);
     x->fdblocks = be_get64(sb + 144);
+    x->isize = (uint16_t)be_get16(sb + 104);
+    x->inopblog = sb[123];
     if (ver != 4 && ver != 5)
         return xfs_no(x, "an XFS version spigz does not read");
     if (x->bs < 512 || x->bs > 65536 || (x->bs & (x->bs - 1)) || sb[120] != xfs_log2(x->bs) ||
@@ -141,6 +151,9 @@ static int xfs_super(struct xfs *x)
         return xfs_no(x, "its superblock's geometry does not add up");
     if (x->dblocks > x->d->len / x->bs)
         return xfs_no(x, "the filesystem is larger than its partition");
+    if (x->isize < 256 || x->isize > 2048 || (x->isize & (x->isize - 1)) ||
+        (1u << x->inopblog) != x->bs / x->isize || x->isize > x->bs)
+        return xfs_no(x, "its superblock's inode geometry does not add up");
     if (sb[126] != 0)
         return xfs_no(x, "mkfs did not finish (sb_inprogress)");
     memcpy(x->uuid, sb + 32, 16);
@@ -160,6 +173,8 @@ static int xfs_super(struct xfs *x)
         if (be_get32(sb + 220) != 0)
             return xfs_no(x, "its log holds items of a newer kind (log incompat features): "
                              "it was not cleanly unmounted");
+        x->sparse_inodes = incompat & 2u;
+        x->nrext64 = incompat & 32u;
         if (incompat & 4u) /* META_UUID: blocks carry the metadata UUID */
             memcpy(x->uuid, sb + 248, 16);
     }
@@ -391,6 +406,232 @@ static int xfs_ag(struct xfs *x, uint32_t agno, struct lay_used *u, uint64_t *fd
     return 1;
 }
 
+
+/* ---- the second reading: every inode's extents ---- */
+
+#define XFS_IAB3 0x49414233u /* "IAB3": inode btree, v5 */
+#define XFS_IABT 0x49414254u /* "IABT": inode btree, v4 */
+#define XFS_BMA3 0x424D4133u /* "BMA3": extent map btree, v5 */
+#define XFS_BMAP 0x424D4150u /* "BMAP": extent map btree, v4 */
+
+/* The filesystem block fsb (agno << agblklog | agbno) and count blocks
+ * from it, referenced: 1, 0 outside the filesystem, -1. */
+static int xfs_ref(struct xfs *x, uint64_t fsb, uint64_t count)
+{
+    uint64_t agno = fsb >> x->agblklog, agbno = fsb & (((uint64_t)1 << x->agblklog) - 1);
+    if (agno >= x->agcount || agbno >= x->agblocks || count > x->agblocks - agbno ||
+        (agno * x->agblocks + agbno + count) > x->dblocks)
+        return xfs_no(x, "a file's extent leaves the filesystem");
+    return lay_used_ref(x->u, xfs_agb(x, (uint32_t)agno, (uint32_t)agbno), count * x->bs) == 0
+               ? 1 : -1;
+}
+
+/* n packed extent records (16 bytes each) at p. */
+static int xfs_extents(struct xfs *x, const uint8_t *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t l0 = be_get64(p + 16 * i), l1 = be_get64(p + 16 * i + 8);
+        uint64_t start = (l0 & 0x1ff) << 43 | l1 >> 21, count = l1 & 0x1fffff;
+        int rc = count == 0 ? xfs_no(x, "a file's extent is empty") : xfs_ref(x, start, count);
+        if (rc != 1)
+            return rc;
+    }
+    return 1;
+}
+
+/* An extent map B+tree block at fsb, of the given level, owned by ino. */
+static int xfs_bmbt(struct xfs *x, uint64_t fsb, unsigned level, uint64_t ino)
+{
+    if (x->budget-- == 0)
+        return xfs_no(x, "a file's extent tree is larger than the filesystem");
+    int rc = xfs_ref(x, fsb, 1);
+    if (rc != 1)
+        return rc;
+    uint64_t agno = fsb >> x->agblklog, agbno = fsb & (((uint64_t)1 << x->agblklog) - 1);
+    uint64_t at = xfs_agb(x, (uint32_t)agno, (uint32_t)agbno);
+    uint8_t *b = malloc(x->bs);
+    if (b == NULL)
+        return -1;
+    size_t hdr = x->v5 ? 72 : 24;
+    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != (x->v5 ? XFS_BMA3 : XFS_BMAP) ||
+        be_get16(b + 4) != level)
+        rc = xfs_no(x, "a file's extent tree block is not what its parent says");
+    else if (x->v5 && (be_get64(b + 24) != at / XFS_BB || memcmp(b + 40, x->uuid, 16) != 0 ||
+                       be_get64(b + 56) != ino || !xfs_crc_ok(b, x->bs, 64)))
+        rc = xfs_no(x, "a file's extent tree block's checksum or stamp is wrong");
+    uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
+    if (rc == 1 && level == 0)
+        rc = n > (x->bs - hdr) / 16 ? xfs_no(x, "a file's extent tree block is overfull")
+                                    : xfs_extents(x, b + hdr, n);
+    else if (rc == 1) {
+        size_t maxrecs = (x->bs - hdr) / 16;
+        if (n == 0 || n > maxrecs)
+            rc = xfs_no(x, "a file's extent tree node holds a wrong number of keys");
+        for (uint32_t i = 0; i < n && rc == 1; i++)
+            rc = xfs_bmbt(x, be_get64(b + hdr + maxrecs * 8 + 8 * i), level - 1, ino);
+    }
+    free(b);
+    return rc;
+}
+
+/* One fork of an inode: format fmt, n extents, its bytes [p, p + size). */
+static int xfs_fork(struct xfs *x, const uint8_t *p, size_t size, int fmt, uint64_t n,
+                    uint64_t ino)
+{
+    if (fmt == 2) /* extents */
+        return n > size / 16 ? xfs_no(x, "an inode lists more extents than it holds")
+                             : xfs_extents(x, p, n);
+    if (fmt != 3) /* device, local: no blocks */
+        return fmt == 0 || fmt == 1 ? 1 : xfs_no(x, "an inode's fork has an unknown format");
+    if (size < 4)
+        return xfs_no(x, "an inode's extent tree root is truncated");
+    unsigned level = be_get16(p), nr = be_get16(p + 2);
+    size_t maxrecs = (size - 4) / 16;
+    if (level == 0 || level > XFS_MAX_LEVELS || nr == 0 || nr > maxrecs)
+        return xfs_no(x, "an inode's extent tree root is malformed");
+    for (unsigned i = 0; i < nr; i++) {
+        int rc = xfs_bmbt(x, be_get64(p + 4 + maxrecs * 8 + 8 * i), level - 1, ino);
+        if (rc != 1)
+            return rc;
+    }
+    return 1;
+}
+
+/* One allocated inode: both forks' blocks referenced. */
+static int xfs_inode(struct xfs *x, const uint8_t *in, uint64_t ino)
+{
+    if (be_get16(in) != 0x494e || (in[4] != 1 && in[4] != 2 && in[4] != 3) ||
+        (x->v5 != (in[4] == 3)))
+        return xfs_no(x, "an allocated inode is not one");
+    if (x->v5 && (be_get64(in + 152) != ino || !xfs_crc_ok(in, x->isize, 100)))
+        return xfs_no(x, "an inode's checksum or number is wrong");
+    if (be_get16(in + 90) & 1) /* XFS_DIFLAG_REALTIME: its data is on the realtime device */
+        return xfs_no(x, "a file on the realtime device (its extents are not this device's)");
+    size_t hdr = in[4] == 3 ? 176 : 100;
+    size_t forkoff = (size_t)in[82] * 8;
+    if (hdr + forkoff > x->isize)
+        return xfs_no(x, "an inode's attribute fork leaves it");
+    bool big = x->nrext64 && in[4] == 3 && (be_get64(in + 120) & 16u); /* DIFLAG2_NREXT64 */
+    uint64_t dn = big ? be_get64(in + 24) : be_get32(in + 76);
+    uint64_t an = big ? be_get32(in + 76) : be_get16(in + 80);
+    size_t dsize = forkoff ? forkoff : x->isize - hdr;
+    int rc = xfs_fork(x, in + hdr, dsize, in[5], dn, ino);
+    if (rc == 1 && forkoff)
+        rc = xfs_fork(x, in + hdr + forkoff, x->isize - hdr - forkoff, (int8_t)in[83], an, ino);
+    return rc;
+}
+
+/* One inode btree record: its chunk referenced, its allocated inodes read. */
+static int xfs_chunk(struct xfs *x, uint32_t agno, const uint8_t *r)
+{
+    uint32_t agino = be_get32(r);
+    uint64_t freemask = be_get64(r + 8);
+    uint32_t holes = x->sparse_inodes ? be_get16(r + 4) : 0;
+    uint32_t ipb = 1u << x->inopblog;
+    if ((agino >> x->inopblog) >= x->agblocks)
+        return xfs_no(x, "an inode chunk lies outside its AG");
+    size_t bytes = (size_t)64 * x->isize;
+    uint8_t *c = malloc(bytes);
+    if (c == NULL)
+        return -1;
+    int rc = 1;
+    /* a sparse chunk's holes (16 bits, 4 inodes each) are not its blocks */
+    for (uint32_t i = 0; i < 64 && rc == 1; i += ipb < 4 ? 4 : ipb) {
+        uint32_t n = ipb < 4 ? 4 : ipb;
+        uint32_t bits = n >= 64 ? 0xffffu : ((1u << (n / 4)) - 1) << (i / 4);
+        if ((holes & bits) == bits)
+            continue;
+        if ((holes & bits) != 0) { /* holes come in whole inode clusters */
+            rc = xfs_no(x, "a sparse inode chunk's holes split a block");
+            break;
+        }
+        uint64_t agbno = (agino + i) >> x->inopblog;
+        uint64_t at = xfs_agb(x, agno, (uint32_t)agbno);
+        uint64_t len = (uint64_t)n * x->isize;
+        if (agbno + (len + x->bs - 1) / x->bs > x->agblocks)
+            rc = xfs_no(x, "an inode chunk lies outside its AG");
+        else if (lay_used_ref(x->u, at - at % x->bs, ((len + x->bs - 1) / x->bs) * x->bs) != 0)
+            rc = -1;
+        else if (lay_dev_read(x->d, at + (uint64_t)((agino + i) % ipb) * x->isize,
+                              c + (size_t)i * x->isize, (size_t)len) != 0)
+            rc = xfs_no(x, "cannot read an inode chunk");
+    }
+    for (uint32_t i = 0; i < 64 && rc == 1; i++)
+        if (!(holes >> (i / 4) & 1) && !(freemask >> i & 1))
+            rc = xfs_inode(x, c + (size_t)i * x->isize,
+                           (uint64_t)agno << (x->agblklog + x->inopblog) | (agino + i));
+    free(c);
+    return rc;
+}
+
+/* The inode btree at agbno, of the given level. */
+static int xfs_inobt(struct xfs *x, uint32_t agno, uint32_t agbno, unsigned level,
+                     uint64_t *prev)
+{
+    if (x->budget-- == 0 || agbno == 0 || agbno >= x->agblocks)
+        return xfs_no(x, "the inode tree points outside its AG");
+    uint64_t at = xfs_agb(x, agno, agbno);
+    int rc = lay_used_ref(x->u, at, x->bs) == 0 ? 1 : -1;
+    uint8_t *b = rc == 1 ? malloc(x->bs) : NULL;
+    if (b == NULL)
+        return -1;
+    size_t hdr = x->v5 ? 56 : 16;
+    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != (x->v5 ? XFS_IAB3 : XFS_IABT) ||
+        be_get16(b + 4) != level)
+        rc = xfs_no(x, "an inode tree block is not what its parent says");
+    else if (x->v5 && (be_get64(b + 16) != at / XFS_BB || memcmp(b + 32, x->uuid, 16) != 0 ||
+                       be_get32(b + 48) != agno || !xfs_crc_ok(b, x->bs, 52)))
+        rc = xfs_no(x, "an inode tree block's checksum or stamp is wrong");
+    uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
+    if (rc == 1 && level == 0) {
+        if (n > (x->bs - hdr) / 16)
+            rc = xfs_no(x, "an inode tree block is overfull");
+        for (uint32_t i = 0; i < n && rc == 1; i++) {
+            uint32_t ino = be_get32(b + hdr + 16 * i);
+            if (*prev != UINT64_MAX && ino <= *prev)
+                rc = xfs_no(x, "inode tree records out of order");
+            *prev = ino;
+            if (rc == 1)
+                rc = xfs_chunk(x, agno, b + hdr + 16 * i);
+        }
+    } else if (rc == 1) {
+        size_t maxrecs = (x->bs - hdr) / 8;
+        if (n == 0 || n > maxrecs)
+            rc = xfs_no(x, "an inode tree node holds a wrong number of keys");
+        for (uint32_t i = 0; i < n && rc == 1; i++)
+            rc = xfs_inobt(x, agno, be_get32(b + hdr + maxrecs * 4 + 4 * i), level - 1, prev);
+    }
+    free(b);
+    return rc;
+}
+
+/* Every AG's inodes (its AGI roots the inode btree). */
+static int xfs_files(struct xfs *x)
+{
+    uint8_t *agi = x->blk;
+    for (uint32_t agno = 0; agno < x->agcount; agno++) {
+        uint64_t off = xfs_agb(x, agno, 0);
+        if (lay_dev_read(x->d, off + 2 * (uint64_t)x->ss, agi, x->ss) != 0 ||
+            be_get32(agi) != 0x58414749u /* "XAGI" */ || be_get32(agi + 4) != 1 ||
+            be_get32(agi + 8) != agno)
+            return xfs_no(x, "an AG's inode header (AGI) is damaged");
+        if (x->v5 && (memcmp(agi + 296, x->uuid, 16) != 0 || !xfs_crc_ok(agi, x->ss, 312)))
+            return xfs_no(x, "an AG inode header's checksum is wrong");
+        uint32_t root = be_get32(agi + 20), level = be_get32(agi + 24);
+        if (level == 0 || level > XFS_MAX_LEVELS)
+            return xfs_no(x, "an inode tree is deeper than XFS allows");
+        x->budget = x->agblocks;
+        uint64_t prev = UINT64_MAX;
+        /* the AG's headers (superblock, AGF, AGI, AGFL) are in use too */
+        if (lay_used_ref(x->u, off, 4 * (uint64_t)x->ss) != 0)
+            return -1;
+        int rc = xfs_inobt(x, agno, root, level - 1, &prev);
+        if (rc != 1)
+            return rc;
+    }
+    return 1;
+}
+
 int lay_xfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *why, size_t wn)
 {
     struct xfs x = {.d = d, .why = why, .wn = wn};
@@ -405,9 +646,20 @@ int lay_xfs_used(struct lay_dev *d, struct lay_used *u, uint64_t *fs_len, char *
     uint64_t fd = 0;
     for (uint32_t ag = 0; ag < x.agcount && rc == 1; ag++)
         rc = xfs_ag(&x, ag, u, &fd);
-    free(x.blk);
     if (rc == 1 && fd != x.fdblocks)
         rc = xfs_no(&x, "its superblock's free-block count disagrees with its AGs'");
+    /* the second reading: the blocks of every allocated inode, its chunk,
+     * the inode trees and the AG headers, tested against the first */
+    x.u = u;
+    if (rc == 1 && lay_used_seal(u) != 0)
+        rc = -1;
+    if (rc == 1) {
+        uint64_t sb_len = (uint64_t)x.ss;
+        rc = lay_used_ref(u, 0, sb_len) == 0 ? xfs_files(&x) : -1;
+        if (rc == 1) /* the internal log */
+            rc = xfs_ref(&x, x.logstart, x.logblocks);
+    }
+    free(x.blk);
     if (rc == 1)
         *fs_len = x.dblocks * x.bs;
     return rc;
