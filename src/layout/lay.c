@@ -312,6 +312,11 @@ int lay_vol_map(struct lay_dev *d, struct lay_dev *vd, uint64_t phys, const char
     snprintf(vp.vol, sizeof vp.vol, "%s", name);
     int rc = 0;
     if (whole != NULL) {
+#ifdef HAVE_BLKID
+        /* named all the same, when it is in one place (a probe, no reader) */
+        if (phys != UINT64_MAX && d->readfn == NULL)
+            lay_probe_fs(d->fd, d->off + phys, &vp);
+#endif
         lay_whole(&vp, false, whole);
     } else if (phys != UINT64_MAX && d->readfn == NULL) {
         vd->nest = NULL;

@@ -490,6 +490,18 @@ static int lvm_vg(struct lvm_vg *g, const struct lvm_pv *pv, uint64_t region, ch
     return 1;
 }
 
+/* Whether a segment of the LV at node lv names v (an origin, a COW store,
+ * a pool's data or metadata, a RAID image, a stripe on an LV): its segment
+ * sections only, so an LV named like a status flag or a host is no match. */
+static bool lvm_segs_name(const struct lay_cfg *t, size_t lv, const char *v)
+{
+    for (size_t k = t->n[lv].child; k != 0; k = t->n[k].next)
+        if (t->n[k].kind == LAY_CFG_SECTION && strncmp(t->n[k].name, "segment", 7) == 0 &&
+            lvm_names(t, k, v, 0))
+            return true;
+    return false;
+}
+
 /* What makes an LV not read apart, beyond its segments' own reasons. */
 static void lvm_whole_why(struct lvm_vg *g)
 {
@@ -504,7 +516,7 @@ static void lvm_whole_why(struct lvm_vg *g)
                  lay_cfg_has(t, lv->node, "status", "LOCKED"))
             lv->whole = "being moved (pvmove)";
         for (size_t j = 0; j < g->nlv && lv->whole == NULL; j++)
-            if (j != i && lvm_names(t, g->lv[j].node, lv->name, 0))
+            if (j != i && lvm_segs_name(t, g->lv[j].node, lv->name))
                 lv->whole = "another LV uses it (a snapshot's origin or store, a pool's part)";
     }
 }
