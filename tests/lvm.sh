@@ -415,5 +415,57 @@ done
 read -r nz _ <<< "$(lvseg nonzero snapvg-data.img 0 < snapvg-data.free)"
 check "data: old data in its free blocks ($nz bytes)" [ "${nz:-0}" -gt $((4 * M)) ]
 mapped snapvg snapvg.txt data
+
+section "an encrypted LV (LUKS2): read whole and said so; a plain LV beside it mapped"
+# Ubuntu's LVM-with-LUKS puts the LUKS inside an LV (or the PV inside one):
+# -v, --estimate (text, JSON, key=value) and the manifest say encrypted
+if command -v cryptsetup > /dev/null; then
+    stale enc.img 64
+    loop_need ED enc.img || fail "loop enc.img"
+    lvm_on "$ED" pvcreate -y "$ED" > /dev/null || lvm_fail "enc: pvcreate"
+    lvm_on "$ED" vgcreate encvg "$ED" > /dev/null || lvm_fail "enc: vgcreate"
+    for lv in data secret; do
+        lvm_on "$ED" lvcreate --activate n -Zn -Wn -L 16M -n $lv encvg > /dev/null || lvm_fail "enc: lvcreate $lv"
+    done
+    lvm_on "$ED" vgcfgbackup -f encvg.txt encvg > /dev/null || lvm_fail "enc: vgcfgbackup"
+    loop_detach "$ED"
+    lvseg extract enc.img 0 encvg.txt data encvg-data.img && ext_mk encvg-data.img src &&
+        lvseg insert enc.img 0 encvg.txt data encvg-data.img || fail "enc: ext4 in data"
+    fsfree ext4 encvg-data.img > encvg-data.free || fail "fsfree.py ext4 encvg data"
+    printf 'spigz-test-key' > enc.key
+    lvseg extract enc.img 0 encvg.txt secret o-secret.img &&
+        cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+            --key-file enc.key o-secret.img > /dev/null 2>&1 &&
+        lvseg insert enc.img 0 encvg.txt secret o-secret.img || fail "enc: LUKS2 in secret"
+    backup enc enc.img
+    check "status 0 ($(cat enc.s): $(head -c 300 enc.err))" [ "$(cat enc.s)" -eq 0 ]
+    check "-v: encvg/secret read whole, encrypted ($(grep -F encvg/secret enc.err))" \
+        sh -c "grep -F encvg/secret enc.err | grep -q 'crypto_LUKS.*read whole: an encrypted volume'"
+    lvseg extract enc-r.img 0 encvg.txt secret r-secret.img
+    check "secret: every byte restored" cmp -s o-secret.img r-secret.img
+    mapped enc encvg.txt data
+    "$SPIGZ" --estimate --free=zero enc.img > enc.est 2>&1
+    check "--estimate: the encrypted LV named ($(grep encrypted enc.est))" \
+        grep -q 'encrypted   LV encvg/secret (crypto_LUKS, 16.0 MiB)' enc.est
+    "$SPIGZ" --estimate --free=zero --format=json enc.img > enc.json 2> /dev/null
+    check "--estimate --format=json: the volume encrypted" "$PY3" -c '
+import json, sys
+d = json.load(open("enc.json"))
+v = [v for L in d["layouts"] for p in L["partitions"] for v in p.get("volumes", [])]
+s = [x for x in v if x["name"] == "encvg/secret"]
+sys.exit(not (s and s[0]["encrypted"] and not s[0]["mapped"] and
+              any(x["name"] == "encvg/data" and x["mapped"] for x in v)))'
+    "$SPIGZ" --estimate --free=zero --format=kv enc.img > enc.kv 2> /dev/null
+    check "--estimate --format=kv: encrypted= names the LV ($(grep '^encrypted=' enc.kv))" \
+        grep -q '^encrypted=1:0:crypto_LUKS:16777216:encvg/secret$' enc.kv
+    "$SPIGZ" -l --format=json enc.gz > enc.l.json
+    check "the manifest: the LV encrypted, read whole" "$PY3" -c '
+import json, sys
+lv = json.load(open("enc.l.json"))["manifest"]["part"]["0"]["lv"].values()
+s = [v for v in lv if v["name"] == "encvg/secret"]
+sys.exit(not (s and s[0].get("encrypted") == 1 and "encrypted" in s[0].get("read-whole", "")))'
+else
+    echo "NOTE: cryptsetup missing: the encrypted LV is not checked"
+fi
 [ -n "${KEEP_T:-}" ] && cp -a "$T" "$KEEP_T"
 finish
