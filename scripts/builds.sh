@@ -10,7 +10,7 @@
 #   nold     --without-libdeflate              zlib makes the pieces, levels 0..9
 #   zlib     both of those                     zlib alone: levels 0 and 4..9
 #   noblkid  --without-blkid                   --free=zero refused, saying why
-#   nofs     --without-ext2fs --without-ntfs3g --without-fdisk
+#   nofs     --without-ext2fs --without-ntfs3g --without-fdisk --without-devmapper
 #                                              ext2/3/4 and NTFS read whole, said; the
 #                                              manifest without type names
 #   nomount  --without-fuse3                   --mount refused, saying why
@@ -77,7 +77,7 @@ for name in "$@"; do
     nold) opts=--without-libdeflate ;;
     zlib) opts="--without-isal --without-libdeflate" ;;
     noblkid) opts=--without-blkid ;;
-    nofs) opts="--without-ext2fs --without-ntfs3g --without-fdisk" ;;
+    nofs) opts="--without-ext2fs --without-ntfs3g --without-fdisk --without-devmapper" ;;
     nomount) opts=--without-fuse3 ;;
     shared) opts=--disable-static-libdeflate ;;
     nocheck) opts=--without-check ;;
@@ -119,7 +119,9 @@ for name in "$@"; do
         has "ext2/3/4 read whole (built without libext2fs)"
         has "NTFS read whole (built without libntfs-3g)"
         summary "partition type names in the manifest: libfdisk no"
-        links_not libext2fs.so; links_not libntfs-3g.so; links_not libfdisk.so ;;
+        has "LVM2 read whole (built without libdevmapper)"
+        links_not libext2fs.so; links_not libntfs-3g.so; links_not libfdisk.so
+        links_not libdevmapper.so ;;
     nomount)
         summary "--mount: libfuse3 no"; has "--mount: not in this build"
         links_not libfuse3.so ;;

@@ -8,7 +8,7 @@
 # (qemu-img) serve and read it in tests/nbd.sh and scripts/deb.sh.
 set -eu
 what=${1:-test}
-build="build-essential autoconf automake pkg-config zlib1g-dev libxxhash-dev libdeflate-dev libisal-dev check libblkid-dev libfdisk-dev libext2fs-dev ntfs-3g-dev libfuse3-dev nbdkit-plugin-dev"
+build="build-essential autoconf automake pkg-config zlib1g-dev libxxhash-dev libdeflate-dev libisal-dev check libblkid-dev libfdisk-dev libext2fs-dev ntfs-3g-dev libdevmapper-dev libfuse3-dev nbdkit-plugin-dev"
 test="$build gzip pigz busybox 7zip libarchive-tools python3 python3-xxhash cryptsetup-bin isal libdeflate-tools zopfli tabix util-linux e2fsprogs clang libclang-rt-14-dev strace ncompress rsync fdisk mount dosfstools mtools exfatprogs exfat-fuse ntfs-3g gddrescue bash-completion gztool python3-indexed-gzip shellcheck fuse3 fuse2fs nbdkit libnbd-bin qemu-utils lvm2 xfsprogs btrfs-progs"
 demo="$build gzip pigz e2fsprogs"
 deb="$build debhelper dpkg-dev fakeroot lintian gzip man-db nbdkit libnbd-bin"

@@ -54,7 +54,7 @@ fi
 # ISA-L (levels 1 to 3, the inflate of foreign files) and the layout
 # readers' libraries, where configure found them
 layout_cflags=
-for lib in ISAL:libisal BLKID:blkid FDISK:fdisk EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g; do
+for lib in ISAL:libisal BLKID:blkid FDISK:fdisk EXT2FS:"ext2fs com_err" NTFS3G:libntfs-3g DEVMAPPER:devmapper; do
     if grep -q "^#define HAVE_${lib%%:*} 1" "$dir/cfg/config.h"; then
         # shellcheck disable=SC2086 # ${lib#*:} is a list of packages
         libs="$(pkg-config --libs ${lib#*:}) $libs"

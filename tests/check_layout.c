@@ -522,7 +522,7 @@ START_TEST(test_cfg_parse)
 {
     static const char text[] =
         "vg0 {\nid = \"a-b\"\nseqno = 4 # a comment\nextent_size = 8192\n"
-        "status = [\"READ\", \"WRITE\"]\nflags = []\n"
+        "status = [\"READ\", \"WRITE\"]\nflags = []\none = [\"VISIBLE\"]\n"
         "logical_volumes {\nroot {\nsegment1 {\nstart_extent = 0\nstripes = [\n\"pv0\", 15\n]\n}\n}\n}\n"
         "}\ncontents = \"Text \\\"Format\\\\\"\nversion = -1\n\0\0";
     struct lay_cfg t;
@@ -540,6 +540,7 @@ START_TEST(test_cfg_parse)
     ck_assert_int_eq(lay_cfg_has(&t, vg, "status", "WRITE"), 1);
     ck_assert_int_eq(lay_cfg_has(&t, vg, "status", "VISIBLE"), 0);
     ck_assert_int_eq(lay_cfg_has(&t, vg, "flags", "READ"), 0);
+    ck_assert_int_eq(lay_cfg_has(&t, vg, "one", "VISIBLE"), 1); /* a list of one */
     ck_assert_ptr_null(lay_cfg_str(&t, vg, "seqno")); /* an integer, not a string */
     size_t lvs = lay_cfg_get(&t, vg, "logical_volumes");
     size_t seg = lay_cfg_get(&t, lay_cfg_get(&t, lvs, "root"), "segment1");
@@ -553,12 +554,12 @@ START_TEST(test_cfg_parse)
 }
 END_TEST
 
-/* What the parser refuses, each with a line number in why. */
+/* What the parser refuses, each with a reason in why.  (lvm2's parser
+ * takes a string left open at the text's end: so does spigz.) */
 START_TEST(test_cfg_refusals)
 {
     static const char *const bad[] = {
         "a = 1.5\n",                      /* a float */
-        "a = \"open\n",                  /* a string not closed */
         "a { b = 1\n",                    /* a section not closed */
         "}\n",                            /* a stray brace */
         "a = [1, 2\n",                    /* a list not closed */
@@ -572,7 +573,7 @@ START_TEST(test_cfg_refusals)
         struct lay_cfg t;
         int oom;
         char why[96] = "";
-        size_t n = i == 9 ? 13 : strlen(bad[i]);
+        size_t n = i == 8 ? 13 : strlen(bad[i]);
         ck_assert_msg(lay_cfg_parse(bad[i], n, &t, &oom, why, sizeof why) == -1, "accepted %zu", i);
         ck_assert_int_eq(oom, 0);
         ck_assert_msg(why[0] != '\0', "no reason for %zu", i);
@@ -600,8 +601,12 @@ int main(void)
     tcase_add_test(tc, test_ref_before_seal);
     tcase_add_test(tc, test_ref_disputes_coarsened);
     tcase_add_test(tc, test_available_as_configured);
+#ifdef HAVE_DEVMAPPER
     tcase_add_test(tc, test_cfg_parse);
     tcase_add_test(tc, test_cfg_refusals);
+#else
+    printf("NOTE: built without libdevmapper: LVM's metadata parser is not checked\n");
+#endif
     TCase *tt = tcase_create("tables");
     const char *why;
     if (lay_available(&why)) { /* test_available_as_configured checks it */

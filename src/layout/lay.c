@@ -36,7 +36,9 @@ static const struct {
     {"swap", lay_swap_used},
     {"xfs", lay_xfs_used},
     {"btrfs", lay_btrfs_used},
+#ifdef HAVE_DEVMAPPER
     {"LVM2_member", lay_lvm_used},
+#endif
 };
 
 int lay_dev_read(struct lay_dev *d, uint64_t off, void *buf, size_t n)
@@ -97,6 +99,10 @@ static const char *lay_unbuilt(const char *type)
 #ifndef HAVE_NTFS3G
     if (strcmp(type, "ntfs") == 0)
         return "this spigz was built without libntfs-3g";
+#endif
+#ifndef HAVE_DEVMAPPER
+    if (strcmp(type, "LVM2_member") == 0)
+        return "this spigz was built without libdevmapper (lvm2's metadata parser)";
 #endif
     (void)type;
     return "spigz does not read this filesystem's allocation map";
@@ -815,7 +821,11 @@ const char *lay_filesystems(void)
 #else
            "NTFS read whole (built without libntfs-3g), "
 #endif
-           "FAT12/16/32, exFAT, XFS, btrfs (one device), swap and LVM2 (linear and striped LVs) by "
-           "hand";
+#ifdef HAVE_DEVMAPPER
+           "LVM2 (linear and striped LVs; its metadata by libdevmapper), "
+#else
+           "LVM2 read whole (built without libdevmapper), "
+#endif
+           "FAT12/16/32, exFAT, XFS, btrfs (one device) and swap by hand";
 #endif
 }

@@ -118,6 +118,7 @@ struct btrfs {
     struct sp_range *alloc;  /* device ranges from the dev tree */
     size_t nalloc, alloccap;
     uint64_t root[16];       /* tree id -> root bytenr (0 unknown) */
+    uint64_t rgen[16];       /* ... its generation */
     uint8_t rlevel[16];
     uint64_t ro;             /* compat_ro flags */
     char *why;
@@ -182,6 +183,7 @@ static int bt_super(struct btrfs *b, uint8_t *sb)
         if (mirror[i] + BTRFS_SB_SIZE <= b->total &&
             lay_dev_read(b->d, mirror[i], m, BTRFS_SB_SIZE) == 0 &&
             memcmp(m + 0x40, "_BHRfS_M", 8) == 0 && le_get64(m + 0x30) == mirror[i] &&
+            memcmp(m + 0x20, sb + 0x20, 16) == 0 && /* this filesystem's, not an older one's */
             bt_csum_ok(m, BTRFS_SB_SIZE) && le_get64(m + 0x48) > b->gen)
             rc = bt_no(b, "a mirror superblock is newer than the primary");
     free(m);
@@ -212,7 +214,9 @@ static int bt_add_chunk(struct btrfs *b, uint64_t logical, const uint8_t *p, siz
     c.nstripes = ns;
     for (size_t i = 0; i < b->nch; i++)
         if (b->ch[i].logical == logical) { /* the array's copy, then the tree's */
-            if (memcmp(&b->ch[i], &c, sizeof c) != 0)
+            const struct bt_chunk *o = &b->ch[i];
+            if (o->len != c.len || o->type != c.type || o->nstripes != c.nstripes ||
+                o->phys[0] != c.phys[0] || (c.nstripes > 1 && o->phys[1] != c.phys[1]))
                 return bt_no(b, "the chunk tree and the superblock's chunk array disagree");
             return 1;
         }
@@ -264,11 +268,13 @@ typedef int (*bt_item_fn)(struct btrfs *b, const uint8_t *key, const uint8_t *da
                           uint32_t len);
 
 /* Read the node at logical, check it, and walk it. */
-static int bt_walk(struct btrfs *b, uint64_t logical, int level, uint64_t owner,
+static int bt_walk(struct btrfs *b, uint64_t logical, int level, uint64_t owner, uint64_t gen,
                    uint8_t *prev, bt_item_fn fn)
 {
+    if (b->budget-- == 0)
+        return bt_no(b, "a tree has more nodes than the filesystem could hold");
     const struct bt_chunk *c = bt_chunk_of(b, logical);
-    if (b->budget-- == 0 || c == NULL || logical - c->logical > c->len - b->ns)
+    if (c == NULL || logical - c->logical > c->len - b->ns)
         return bt_no(b, "a tree points outside its chunks");
     uint8_t *n = malloc(b->ns);
     if (n == NULL)
@@ -280,6 +286,8 @@ static int bt_walk(struct btrfs *b, uint64_t logical, int level, uint64_t owner,
         le_get64(n + 48) != logical || n[100] != level || le_get64(n + 80) > b->gen ||
         (owner != 0 && le_get64(n + 88) != owner))
         rc = bt_no(b, "a tree block's checksum, address, owner or level is wrong");
+    else if (le_get64(n + 80) != gen) /* the kernel's "parent transid verify failed" */
+        rc = bt_no(b, "a tree block is not of the generation its parent names (a lost write)");
     else
         nr = le_get32(n + 96);
     size_t per = level == 0 ? BTRFS_ITEM : BTRFS_KPTR;
@@ -305,20 +313,28 @@ static int bt_walk(struct btrfs *b, uint64_t logical, int level, uint64_t owner,
             else
                 rc = fn(b, e, n + BTRFS_HDR + off, len);
         } else {
-            rc = bt_walk(b, le_get64(e + 17), level - 1, owner, prev, fn);
+            rc = bt_walk(b, le_get64(e + 17), level - 1, owner, le_get64(e + 25), prev, fn);
         }
     }
     free(n);
     return rc;
 }
 
-static int bt_tree(struct btrfs *b, uint64_t root, int level, uint64_t owner, bt_item_fn fn)
+/* Walk the tree rooted at root (of the given level and generation). */
+static int bt_tree(struct btrfs *b, uint64_t root, int level, uint64_t gen, uint64_t owner,
+                   bt_item_fn fn)
 {
     if (level < 0 || level > BTRFS_MAX_LEVEL)
         return bt_no(b, "a tree is deeper than btrfs allows");
     b->budget = b->total / b->ns + 1;
     uint8_t prev[BTRFS_KEY + 1] = {0};
-    return bt_walk(b, root, level, owner, prev, fn);
+    return bt_walk(b, root, level, owner, gen, prev, fn);
+}
+
+/* The tree the root tree names by id. */
+static int bt_named(struct btrfs *b, unsigned id, bt_item_fn fn)
+{
+    return bt_tree(b, b->root[id], b->rlevel[id], b->rgen[id], id, fn);
 }
 
 static int bt_on_chunk(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32_t n)
@@ -336,6 +352,7 @@ static int bt_on_root(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint3
     if (n < 239)
         return bt_no(b, "a root item is truncated");
     b->root[id] = le_get64(d + 176);
+    b->rgen[id] = le_get64(d + 160);
     b->rlevel[id] = d[238];
     return 1;
 }
@@ -562,29 +579,29 @@ static int bt_map(struct btrfs *b, struct lay_used *u)
     if (rc == 1)
         rc = bt_sys_array(b, sb);
     uint64_t chunk_root = le_get64(sb + 0x58), root = le_get64(sb + 0x50);
+    uint64_t chunk_gen = le_get64(sb + 0xa4), gen = le_get64(sb + 0x48);
     int clevel = sb[0xc7], rlevel = sb[0xc6];
     free(sb);
     if (rc == 1)
-        rc = bt_tree(b, chunk_root, clevel, BT_CHUNK_TREE, bt_on_chunk);
+        rc = bt_tree(b, chunk_root, clevel, chunk_gen, BT_CHUNK_TREE, bt_on_chunk);
     if (rc == 1)
-        rc = bt_tree(b, root, rlevel, BT_ROOT_TREE, bt_on_root);
+        rc = bt_tree(b, root, rlevel, gen, BT_ROOT_TREE, bt_on_root);
     if (rc == 1 && (b->root[BT_EXTENT_TREE] == 0 || b->root[BT_DEV_TREE] == 0))
         rc = bt_no(b, "its root tree names no extent or device tree");
     if (rc == 1)
-        rc = bt_tree(b, b->root[BT_DEV_TREE], b->rlevel[BT_DEV_TREE], BT_DEV_TREE, bt_on_dev);
+        rc = bt_named(b, BT_DEV_TREE, bt_on_dev);
     if (rc == 1)
         rc = bt_alloc_agree(b);
     if (rc == 1 && (b->ro & BT_RO_BGT))
         rc = b->root[BT_BG_TREE] == 0
                  ? bt_no(b, "its root tree names no block group tree")
-                 : bt_tree(b, b->root[BT_BG_TREE], b->rlevel[BT_BG_TREE], BT_BG_TREE, bt_on_bg);
+                 : bt_named(b, BT_BG_TREE, bt_on_bg);
     if (rc == 1 && !(b->ro & BT_RO_BGT))
-        rc = bt_tree(b, b->root[BT_EXTENT_TREE], b->rlevel[BT_EXTENT_TREE], BT_EXTENT_TREE,
-                     bt_on_extent_bg);
+        rc = bt_named(b, BT_EXTENT_TREE, bt_on_extent_bg);
     if (rc == 1 && b->nbg != b->nch)
         rc = bt_no(b, "its block groups and chunks disagree");
     if (rc == 1 && (b->ro & BT_RO_FST) && (b->ro & BT_RO_FST_VALID) && b->root[BT_FST_TREE] != 0)
-        rc = bt_tree(b, b->root[BT_FST_TREE], b->rlevel[BT_FST_TREE], BT_FST_TREE, bt_on_fst);
+        rc = bt_named(b, BT_FST_TREE, bt_on_fst);
     if (rc == 1 && b->nfree > 0) {
         qsort(b->free, b->nfree, sizeof *b->free, bt_cmp);
         for (size_t i = 1; i < b->nfree && rc == 1; i++)
@@ -592,8 +609,7 @@ static int bt_map(struct btrfs *b, struct lay_used *u)
                 rc = bt_no(b, "its free-space tree's ranges overlap");
     }
     if (rc == 1) /* the second reading, and each group's count */
-        rc = bt_tree(b, b->root[BT_EXTENT_TREE], b->rlevel[BT_EXTENT_TREE], BT_EXTENT_TREE,
-                     bt_on_extent);
+        rc = bt_named(b, BT_EXTENT_TREE, bt_on_extent);
     if (rc == 1)
         rc = bt_used(b, u);
     return rc;

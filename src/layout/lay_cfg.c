@@ -1,4 +1,6 @@
-/* lay_cfg.c — see lay_cfg.h: LVM2's text metadata into a tree. */
+/* lay_cfg.c — see lay_cfg.h: LVM2's text metadata into a tree, parsed by
+ * lvm2's own parser (libdevmapper's dm_config), then copied into lay_cfg's
+ * bounded node array. */
 #include "config.h"
 #include "lay_cfg.h"
 
@@ -7,57 +9,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cfg_p {
-    const char *s, *end;
-    unsigned line;
+#ifdef HAVE_DEVMAPPER
+#include <libdevmapper.h>
+#include <pthread.h>
+
+/* libdevmapper logs parse errors to stderr unless told otherwise: the core
+ * never prints, so its messages go nowhere (why says what failed). */
+static void cfg_quiet(int level, const char *file, int line, int dm_errno, const char *f, ...)
+{
+    (void)level, (void)file, (void)line, (void)dm_errno, (void)f;
+}
+
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+
+static void cfg_init(void)
+{
+    dm_log_with_errno_init(cfg_quiet);
+}
+
+/* lvm2's parser recurses once per nested section: the text's nesting is
+ * measured first (outside strings and comments), so that a forged text
+ * cannot exhaust the stack. */
+static bool cfg_shallow(const char *s, size_t n)
+{
+    unsigned depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '#') {
+            while (i < n && s[i] != '\n')
+                i++;
+        } else if (s[i] == '"') {
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+        } else if (s[i] == '{' || s[i] == '[') {
+            if (++depth >= LAY_CFG_DEPTH)
+                return false;
+        } else if ((s[i] == '}' || s[i] == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return true;
+}
+
+struct cfg_copy {
     struct lay_cfg *t;
+    size_t pool_cap;
     int *oom;
     char *why;
     size_t wn;
 };
 
-static int cfg_fail(struct cfg_p *p, const char *what)
+static int cfg_fail(struct cfg_copy *c, const char *what)
 {
-    snprintf(p->why, p->wn, "line %u: %s", p->line, what);
+    snprintf(c->why, c->wn, "%s", what);
     return -1;
 }
 
-static void cfg_skip(struct cfg_p *p)
-{
-    while (p->s < p->end) {
-        char c = *p->s;
-        if (c == '\n')
-            p->line++;
-        if (c == '#') {
-            while (p->s < p->end && *p->s != '\n')
-                p->s++;
-            continue;
-        }
-        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
-            return;
-        p->s++;
-    }
-}
-
-static bool cfg_namech(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.' || c == '+';
-}
-
 /* A node appended (its index), or 0 out of memory / past the bound. */
-static size_t cfg_node(struct cfg_p *p, enum lay_cfg_kind k)
+static size_t cfg_node(struct cfg_copy *c, enum lay_cfg_kind k)
 {
-    struct lay_cfg *t = p->t;
+    struct lay_cfg *t = c->t;
     if (t->nn == LAY_CFG_NODES) {
-        cfg_fail(p, "more settings than metadata holds");
+        cfg_fail(c, "more settings than metadata holds");
         return 0;
     }
     if (t->nn == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
         struct lay_cfg_node *n = realloc(t->n, cap * sizeof *n);
         if (n == NULL) {
-            *p->oom = 1;
+            *c->oom = 1;
             return 0;
         }
         t->n = n;
@@ -67,145 +87,83 @@ static size_t cfg_node(struct cfg_p *p, enum lay_cfg_kind k)
     return t->nn++;
 }
 
-/* Copy [a, a + n) into the pool (sized in lay_cfg_parse() so it never
- * grows: every name or string is at most the text it came from, plus a
- * NUL per token). */
-static const char *cfg_keep(struct lay_cfg *t, const char *a, size_t n)
+/* A copy of s in the pool (sized from the text: it never grows). */
+static const char *cfg_keep(struct cfg_copy *c, const char *s, size_t max)
 {
-    char *d = t->pool + t->used;
-    memcpy(d, a, n);
-    d[n] = '\0';
-    t->used += n + 1;
+    size_t n = strlen(s);
+    if (n > max || c->t->used + n + 1 > c->pool_cap) {
+        cfg_fail(c, "a name or a string too long");
+        return NULL;
+    }
+    char *d = c->t->pool + c->t->used;
+    memcpy(d, s, n + 1);
+    c->t->used += n + 1;
     return d;
 }
 
-static int cfg_name(struct cfg_p *p, const char **out)
+/* One value into node k (an integer or a string; floats refused: no
+ * metadata field is one). */
+static int cfg_value(struct cfg_copy *c, size_t k, const struct dm_config_value *v)
 {
-    const char *a = p->s;
-    while (p->s < p->end && cfg_namech(*p->s))
-        p->s++;
-    if (p->s == a || p->s - a > 127)
-        return cfg_fail(p, p->s == a ? "a name expected" : "a name too long");
-    *out = cfg_keep(p->t, a, (size_t)(p->s - a));
-    return 0;
-}
-
-/* An integer or a string at p->s into node k. */
-static int cfg_scalar(struct cfg_p *p, size_t k)
-{
-    struct lay_cfg_node *n = &p->t->n[k];
-    if (p->s < p->end && *p->s == '"') {
-        char buf[4096];
-        size_t len = 0;
-        for (p->s++; p->s < p->end && *p->s != '"'; p->s++) {
-            if (*p->s == '\\' && p->s + 1 < p->end)
-                p->s++;
-            if (*p->s == '\n')
-                p->line++;
-            if (len == sizeof buf - 1)
-                return cfg_fail(p, "a string too long");
-            buf[len++] = *p->s;
-        }
-        if (p->s == p->end)
-            return cfg_fail(p, "a string not closed");
-        p->s++;
-        n->kind = LAY_CFG_STR;
-        n->str = cfg_keep(p->t, buf, len);
+    if (v->type == DM_CFG_INT) {
+        c->t->n[k].kind = LAY_CFG_INT;
+        c->t->n[k].num = v->v.i;
         return 0;
     }
-    bool neg = p->s < p->end && *p->s == '-';
-    p->s += neg;
-    uint64_t v = 0;
-    const char *a = p->s;
-    for (; p->s < p->end && *p->s >= '0' && *p->s <= '9'; p->s++) {
-        if (v > (UINT64_C(1) << 62) / 5) /* v * 10 would pass 2^63 */
-            return cfg_fail(p, "a number too large");
-        v = v * 10 + (uint64_t)(*p->s - '0');
-    }
-    if (p->s == a || (p->s < p->end && (*p->s == '.' || cfg_namech(*p->s))))
-        return cfg_fail(p, "a number or a string expected");
-    if (v > (uint64_t)INT64_MAX)
-        return cfg_fail(p, "a number too large");
-    n->kind = LAY_CFG_INT;
-    n->num = neg ? -(int64_t)v : (int64_t)v;
+    if (v->type != DM_CFG_STRING)
+        return cfg_fail(c, "a value that is neither a number nor a string");
+    const char *s = cfg_keep(c, v->v.str, 4095);
+    if (s == NULL)
+        return -1;
+    c->t->n[k].kind = LAY_CFG_STR;
+    c->t->n[k].str = s;
     return 0;
 }
 
-/* [ elem, elem ... ] into the list node k. */
-static int cfg_list(struct cfg_p *p, size_t k)
-{
-    p->s++; /* '[' */
-    size_t last = 0;
-    for (;;) {
-        cfg_skip(p);
-        if (p->s < p->end && *p->s == ']') {
-            p->s++;
-            return 0;
-        }
-        size_t e = cfg_node(p, LAY_CFG_INT);
-        if (e == 0 || cfg_scalar(p, e) != 0)
-            return -1;
-        if (last)
-            p->t->n[last].next = e;
-        else
-            p->t->n[k].child = e;
-        last = e;
-        cfg_skip(p);
-        if (p->s < p->end && *p->s == ',')
-            p->s++;
-        else if (p->s >= p->end || *p->s != ']')
-            return cfg_fail(p, "',' or ']' expected in a list");
-    }
-}
-
-/* The settings and sections of section sec, up to '}' (inner) or the end
- * of the text (the root). */
-static int cfg_body(struct cfg_p *p, size_t sec, unsigned depth)
+/* The children of dm node first (and its siblings) under section sec. */
+static int cfg_copy_nodes(struct cfg_copy *c, const struct dm_config_node *first, size_t sec,
+                          unsigned depth)
 {
     size_t last = 0;
-    for (;;) {
-        cfg_skip(p);
-        if (p->s == p->end)
-            return depth == 0 ? 0 : cfg_fail(p, "a section not closed");
-        if (*p->s == '}') {
-            if (depth == 0)
-                return cfg_fail(p, "'}' without a section");
-            p->s++;
-            return 0;
-        }
-        const char *name;
-        if (cfg_name(p, &name) != 0)
+    for (const struct dm_config_node *d = first; d != NULL; d = d->sib) {
+        size_t k = cfg_node(c, LAY_CFG_SECTION);
+        const char *name = k ? cfg_keep(c, d->key ? d->key : "", 127) : NULL;
+        if (name == NULL)
             return -1;
-        cfg_skip(p);
-        size_t k = cfg_node(p, LAY_CFG_SECTION);
-        if (k == 0)
-            return -1;
-        p->t->n[k].name = name;
+        c->t->n[k].name = name;
         if (last)
-            p->t->n[last].next = k;
+            c->t->n[last].next = k;
         else
-            p->t->n[sec].child = k;
+            c->t->n[sec].child = k;
         last = k;
-        if (p->s < p->end && *p->s == '{') {
+        if (d->v == NULL) { /* a section */
             if (depth + 1 >= LAY_CFG_DEPTH)
-                return cfg_fail(p, "sections nested too deep");
-            p->s++;
-            if (cfg_body(p, k, depth + 1) != 0)
+                return cfg_fail(c, "sections nested too deep");
+            if (cfg_copy_nodes(c, d->child, k, depth + 1) != 0)
                 return -1;
-            continue;
-        }
-        if (p->s == p->end || *p->s != '=')
-            return cfg_fail(p, "'=' or '{' expected");
-        p->s++;
-        cfg_skip(p);
-        if (p->s < p->end && *p->s == '[') {
-            p->t->n[k].kind = LAY_CFG_LIST;
-            if (cfg_list(p, k) != 0)
+        } else if (d->v->next == NULL && d->v->type != DM_CFG_EMPTY_ARRAY) {
+            /* lvm2's tree does not tell ["x"] from "x": both are one value
+             * (lay_cfg_has() takes either, as lvm2's dm_config_get_list()) */
+            if (cfg_value(c, k, d->v) != 0)
                 return -1;
-        } else if (cfg_scalar(p, k) != 0) {
-            return -1;
+        } else { /* a list, possibly empty */
+            c->t->n[k].kind = LAY_CFG_LIST;
+            size_t le = 0;
+            for (const struct dm_config_value *v = d->v; v != NULL; v = v->next) {
+                if (v->type == DM_CFG_EMPTY_ARRAY)
+                    continue;
+                size_t e = cfg_node(c, LAY_CFG_INT);
+                if (e == 0 || cfg_value(c, e, v) != 0)
+                    return -1;
+                if (le)
+                    c->t->n[le].next = e;
+                else
+                    c->t->n[k].child = e;
+                le = e;
+            }
         }
     }
+    return 0;
 }
 
 int lay_cfg_parse(const char *text, size_t len, struct lay_cfg *t, int *oom, char *why,
@@ -213,29 +171,54 @@ int lay_cfg_parse(const char *text, size_t len, struct lay_cfg *t, int *oom, cha
 {
     memset(t, 0, sizeof *t);
     *oom = 0;
+    pthread_once(&cfg_once, cfg_init);
     while (len > 0 && text[len - 1] == '\0')
         len--;
     if (memchr(text, '\0', len) != NULL) {
         snprintf(why, wn, "a NUL inside the text");
         return -1;
     }
-    struct cfg_p p = {.s = text, .end = text + len, .line = 1, .t = t, .oom = oom,
-                      .why = why, .wn = wn};
-    t->pool_cap = 2 * len + 2;
-    t->pool = malloc(t->pool_cap);
-    if (t->pool == NULL || cfg_node(&p, LAY_CFG_SECTION) != 0) { /* the root is node 0 */
+    if (!cfg_shallow(text, len)) {
+        snprintf(why, wn, "sections nested too deep");
+        return -1;
+    }
+    struct cfg_copy c = {.t = t, .pool_cap = 2 * len + 2, .oom = oom, .why = why, .wn = wn};
+    struct dm_config_tree *cft = dm_config_create();
+    t->pool = malloc(c.pool_cap);
+    if (cft == NULL || t->pool == NULL || cfg_node(&c, LAY_CFG_SECTION) != 0 || *oom) {
+        if (cft != NULL)
+            dm_config_destroy(cft);
         *oom = 1;
         lay_cfg_free(t);
         return -1;
     }
-    if (cfg_body(&p, 0, 0) != 0) {
+    int rc = 0;
+    if (!dm_config_parse(cft, text, text + len))
+        rc = cfg_fail(&c, "lvm2's parser refuses it");
+    else if (cft->root != NULL)
+        rc = cfg_copy_nodes(&c, cft->root, 0, 0);
+    dm_config_destroy(cft);
+    if (rc != 0) {
         if (*oom)
             snprintf(why, wn, "out of memory");
         lay_cfg_free(t);
-        return -1;
     }
-    return 0;
+    return rc;
 }
+
+#else
+
+int lay_cfg_parse(const char *text, size_t len, struct lay_cfg *t, int *oom, char *why,
+                  size_t wn)
+{
+    (void)text, (void)len;
+    memset(t, 0, sizeof *t);
+    *oom = 0;
+    snprintf(why, wn, "this spigz was built without libdevmapper");
+    return -1;
+}
+
+#endif
 
 void lay_cfg_free(struct lay_cfg *t)
 {
@@ -272,6 +255,8 @@ const char *lay_cfg_str(const struct lay_cfg *t, size_t s, const char *name)
 int lay_cfg_has(const struct lay_cfg *t, size_t s, const char *name, const char *v)
 {
     size_t k = lay_cfg_get(t, s, name);
+    if (k != 0 && t->n[k].kind == LAY_CFG_STR) /* a list of one */
+        return strcmp(t->n[k].str, v) == 0;
     if (k == 0 || t->n[k].kind != LAY_CFG_LIST)
         return 0;
     for (size_t e = t->n[k].child; e != 0; e = t->n[e].next)

@@ -7,10 +7,15 @@
  * Floats, which LVM's own configuration allows, are refused: no metadata
  * field is one, and refusing costs a PV read whole, never a wrong map.
  *
- * Bounds: the text is untrusted.  Depth at most LAY_CFG_DEPTH, at most
+ * The parser is lvm2's own (libdevmapper's dm_config_parse(), which lvm2
+ * reads its metadata with); its tree is copied into lay_cfg's node array,
+ * bounded.  Without libdevmapper (configure --without-devmapper) every
+ * parse fails, saying so, and LVM PVs are read whole.
+ *
+ * Bounds: the text is untrusted.  Its nesting is measured before lvm2's
+ * recursive parser sees it: depth at most LAY_CFG_DEPTH; at most
  * LAY_CFG_NODES nodes, names at most 127 bytes, strings at most 4095;
- * integers are 64-bit signed, anything longer refused.  Parsing is linear
- * in the text; lookups are linear in a section's children.
+ * integers are 64-bit signed.  Lookups are linear in a section's children.
  *
  * Memory: lay_cfg_parse() returns a tree that owns copies of every name and
  * string; lay_cfg_free() frees it.  No globals: any thread may parse.
@@ -63,7 +68,8 @@ int lay_cfg_int(const struct lay_cfg *t, size_t s, const char *name, int64_t *v)
 /* The string setting name of section s, or NULL (absent, or not a string). */
 const char *lay_cfg_str(const struct lay_cfg *t, size_t s, const char *name);
 
-/* Whether the list setting name of section s holds the string v. */
+/* Whether the list setting name of section s holds the string v (a list
+ * of one is a plain string in lvm2's tree: that counts). */
 int lay_cfg_has(const struct lay_cfg *t, size_t s, const char *name, const char *v);
 
 #endif

@@ -200,41 +200,44 @@ static int64_t xlog_cycle(struct xlog *l, uint64_t b, uint8_t *bb)
     return be_get32(bb) == XFS_LOG_MAGIC ? be_get32(bb + 4) : be_get32(bb);
 }
 
-/* The head: the first block of the lower cycle (0 when the whole log has
- * one cycle).  1, or 0 with why. */
+/* The head: the first block that does not carry block 0's cycle cyc (the
+ * log's newest: a pass starts at block 0), by binary search as the
+ * kernel's xlog_find_cycle_start() does; the log's size when every block
+ * carries it.  Blocks after the head may hold any older cycle or none:
+ * xfs_repair -L writes an unmount record and zeros after it.  1, or 0. */
 static int xlog_head(struct xlog *l, uint64_t *head, uint32_t *cyc)
 {
     uint8_t bb[XFS_BB];
     int64_t first = xlog_cycle(l, 0, bb), last = xlog_cycle(l, l->nbb - 1, bb);
-    if (first <= 0 || last < 0)
-        return xfs_no(l->x, "its log cannot be read or was never written");
+    if (first <= 0 || last < 0 || last > first)
+        return xfs_no(l->x, "its log cannot be read, was never written, or its cycle numbers "
+                            "are inconsistent");
+    *cyc = (uint32_t)first;
     if (first == last) {
-        *head = 0;
-        *cyc = (uint32_t)first;
+        *head = l->nbb;
         return 1;
     }
-    if (last != first - 1)
-        return xfs_no(l->x, "its log's cycle numbers are inconsistent");
-    uint64_t lo = 0, hi = l->nbb - 1; /* cycle(lo) == first, cycle(hi) == last */
+    uint64_t lo = 0, hi = l->nbb - 1; /* cycle(lo) == first, cycle(hi) != first */
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         int64_t c = xlog_cycle(l, mid, bb);
+        if (c < 0)
+            return xfs_no(l->x, "its log cannot be read");
         if (c == first)
             lo = mid;
-        else if (c == last)
-            hi = mid;
         else
-            return xfs_no(l->x, "its log's cycle numbers are inconsistent");
+            hi = mid;
     }
     *head = hi;
-    *cyc = (uint32_t)first;
     return 1;
 }
 
-/* Whether the log is clean: the blocks before the head carry its cycle,
- * those after it the one before (no write in flight), and the last record
- * before the head is one unmount record that ends at the head.  1 clean,
- * 0 (why) not, or cannot tell. */
+/* Whether the log is clean, as the kernel judges it (xlog_find_head, then
+ * xlog_check_unmount_rec): the window before the head all of the head's
+ * cycle (at the log's end, past a wrap, of an older one), the window after
+ * it none of the head's cycle (no write in flight beyond a gap), and the
+ * last record header before the head one unmount operation that ends at
+ * the head.  1 clean, 0 (why) not, or cannot tell. */
 static int xfs_log_clean(struct xfs *x)
 {
     uint32_t agno = (uint32_t)(x->logstart >> x->agblklog);
@@ -250,17 +253,20 @@ static int xfs_log_clean(struct xfs *x)
         return 0;
     uint8_t bb[XFS_BB];
     uint64_t win = l.nbb < XFS_LOG_WINDOW ? l.nbb : XFS_LOG_WINDOW;
-    /* the window before the head: cycle cyc back to block 0, then cyc - 1
-     * at the log's end (an earlier pass) */
     uint64_t rec = UINT64_MAX;
-    for (uint64_t i = 1; i <= win; i++) {
-        uint64_t b = (head + l.nbb - i) % l.nbb;
+    for (uint64_t i = 1; i <= win; i++) { /* before the head, newest first */
+        bool wrapped = i > head;
+        uint64_t b = wrapped ? l.nbb - (i - head) : head - i;
         int64_t c = xlog_cycle(&l, b, bb);
-        uint32_t want = head == 0 || b < head ? cyc : cyc - 1;
-        if (c != (int64_t)want)
+        if (c < 0 || (wrapped ? c >= (int64_t)cyc : c != (int64_t)cyc))
             return xfs_no(x, "its log has writes in flight near its head: it needs recovery");
-        if (be_get32(bb) == XFS_LOG_MAGIC && rec == UINT64_MAX)
+        if (!wrapped && be_get32(bb) == XFS_LOG_MAGIC && rec == UINT64_MAX)
             rec = b;
+    }
+    for (uint64_t b = head; b < l.nbb && b < head + win; b++) { /* after it */
+        int64_t c = xlog_cycle(&l, b, bb);
+        if (c < 0 || c >= (int64_t)cyc)
+            return xfs_no(x, "its log has writes past its head: it needs recovery");
     }
     if (rec == UINT64_MAX)
         return xfs_no(x, "no log record found before its log's head");
@@ -270,14 +276,14 @@ static int xfs_log_clean(struct xfs *x)
     uint64_t lsn = be_get64(bb + 16);
     uint32_t hsize = be_get32(bb + 320);
     uint64_t hblks = version == 2 && hsize > 32768 ? (hsize + 32767) / 32768 : 1;
-    if ((version != 1 && version != 2) || lsn != ((uint64_t)be_get32(bb + 4) << 32 | rec) ||
-        (rec + hblks + (len + XFS_BB - 1) / XFS_BB) % l.nbb != head)
+    if ((version != 1 && version != 2) || lsn != ((uint64_t)cyc << 32 | rec) ||
+        rec + hblks + (len + XFS_BB - 1) / XFS_BB != head)
         return xfs_no(x, "its last log record does not end at its head: it needs recovery");
     if (nops != 1)
         return xfs_no(x, "its log needs recovery (transactions after the last unmount)");
     /* the operation header: its flags say unmount (its first word, the
      * transaction id, is stamped with the cycle) */
-    if (xlog_cycle(&l, (rec + hblks) % l.nbb, bb) < 0 || bb[8] != 0xAA || !(bb[9] & 0x20))
+    if (xlog_cycle(&l, rec + hblks, bb) < 0 || bb[8] != 0xAA || !(bb[9] & 0x20))
         return xfs_no(x, "its log needs recovery (the last record is not an unmount record)");
     return 1;
 }
