@@ -17,9 +17,10 @@
 #            stale bytes beside ordinary files; a Recovery NTFS
 # Each filesystem holds /usr files, some of them deleted again.  The
 # -zeroed twin of each is the same disk with its free space zeroed by
-# others' tools: fstrim (the kernel's ext4, XFS, btrfs and FAT) through a
-# loop device (its discards punch holes in the copy), fsfree.py for NTFS
-# (ntfscat's $Bitmap), dd over LVM's unallocated extents (pvs --segments)
+# others' tools: fstrim (the kernel's ext4, XFS and btrfs) through a loop
+# device (its discards punch holes in the copy), fsfree.py for FAT (from its
+# specification) and NTFS (ntfscat's $Bitmap), dd over LVM's unallocated
+# extents (pvs --segments)
 # and the swap's body; then written dense, so that reading it reads zeros.
 # windows-zeroed-volatile.img also has its volatile files' contents zeroed
 # (through ntfs-3g: their clusters stay), the twin of --exclude=volatile.
@@ -67,6 +68,26 @@ fill() {
     for s in "$@"; do cp -a "$s" "$d/" 2>/dev/null || true; done
     sync
     find "$d" -type f | awk 'NR % 3 == 0' | while read -r f; do rm -f "$f"; done
+}
+# fat_fill DEV SRC...: the same through mtools (no vfat module needed)
+fat_fill() {
+    local dev=$1 stg; shift
+    stg=$(mktemp -d "$dir/.fat.XXXXXX")
+    for s in "$@"; do cp -rL "$s" "$stg/" 2>/dev/null || true; done
+    MTOOLS_SKIP_CHECK=1 mcopy -s -Q -i "$dev" "$stg"/* :: >/dev/null 2>&1
+    (cd "$stg" && find . -type f | awk 'NR % 3 == 0') | while read -r f; do
+        MTOOLS_SKIP_CHECK=1 mdel -i "$dev" "::${f#.}" >/dev/null 2>&1 || true
+    done
+    rm -rf "$stg"
+}
+# zero_free IMG KIND OFF LEN: the free space of the filesystem at OFF,
+# zeroed by tests/py/fsfree.py (from its own reading: FAT's specification,
+# ntfscat's $Bitmap)
+zero_free() {
+    dd if="$1" of="$dir/.p" bs=1M skip=$(($3 / MIB)) count=$(($4 / MIB)) status=none
+    python3 "$top/tests/py/fsfree.py" expect "$dir/.p" "$dir/.pz" "$2@0+$4"
+    dd if="$dir/.pz" of="$1" bs=1M seek=$(($3 / MIB)) conv=notrunc status=none
+    rm -f "$dir/.p" "$dir/.pz"
 }
 # the LVM commands, on one loop device only, changing nothing of the host
 lvmcfg=$(mktemp -d)
@@ -140,7 +161,7 @@ build_fedora() {
     printf 'label: gpt\nstart=2048, size=%d, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=%d, size=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\nstart=%d, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4\n' \
         $((256 * 2048)) $((257 * 2048)) $((512 * 2048)) $((769 * 2048)) | sfdisk -q "$1" >/dev/null
     loop "$1" "$MIB" $((256 * MIB)); mkfs.vfat -F 32 -n EFI "$l" >/dev/null
-    mnt "$l"; fill "$MNT" /usr/share/doc/bash /usr/share/zoneinfo; unmnt; unloop "$l"
+    fat_fill "$l" /usr/share/doc/bash /usr/share/zoneinfo; unloop "$l"
     loop "$1" $((257 * MIB)) $((512 * MIB)); mke2fs -q -F -t ext4 -E nodiscard -L boot "$l"
     mnt "$l"; fill "$MNT" /usr/share/man; unmnt; unloop "$l"
     loop "$1" $((769 * MIB)) $((SIZE - 770 * MIB)); mkfs.btrfs -q -f -K -L fedora "$l" >/dev/null
@@ -151,7 +172,7 @@ build_fedora() {
     fill "$MNT/home" /usr/share/doc
     unmnt; unloop "$l"
     cp --sparse=never "$1" "$2"
-    loop "$2" "$MIB" $((256 * MIB)); mnt "$l"; fstrim "$MNT"; unmnt; unloop "$l"
+    zero_free "$2" vfat "$MIB" $((256 * MIB))
     loop "$2" $((257 * MIB)) $((512 * MIB)); mnt "$l"; fstrim "$MNT"; unmnt; unloop "$l"
     loop "$2" $((769 * MIB)) $((SIZE - 770 * MIB)); mnt "$l"; fstrim "$MNT"; unmnt; unloop "$l"
     dense "$2"
@@ -163,7 +184,7 @@ build_windows() { # IMG ZEROED ZEROED-VOLATILE
         $((100 * 2048)) $((101 * 2048)) $((16 * 2048)) $((117 * 2048)) $((1700 * 2048)) \
         $((1817 * 2048)) | sfdisk -q "$1" >/dev/null
     loop "$1" "$MIB" $((100 * MIB)); mkfs.vfat -F 32 -n SYSTEM "$l" >/dev/null
-    mnt "$l"; fill "$MNT" /usr/share/doc/bash; unmnt; unloop "$l"
+    fat_fill "$l" /usr/share/doc/bash; unloop "$l"
     loop "$1" $((117 * MIB)) $((1700 * MIB)); mkntfs -Q -F -q -L Windows "$l" >/dev/null 2>&1
     MNT=$(mktemp -d "$dir/.mnt.XXXXXX"); ntfs-3g "$l" "$MNT"
     # the volatile files: stale memory, as Windows leaves them
@@ -176,14 +197,9 @@ build_windows() { # IMG ZEROED ZEROED-VOLATILE
     MNT=$(mktemp -d "$dir/.mnt.XXXXXX"); ntfs-3g "$l" "$MNT"; fill "$MNT" /usr/share/doc/bash; unmnt
     unloop "$l"
     cp --sparse=never "$1" "$2"
-    loop "$2" "$MIB" $((100 * MIB)); mnt "$l"; fstrim "$MNT"; unmnt; unloop "$l"
-    for p in $((117 * MIB)):$((1700 * MIB)) $((1817 * MIB)):$((SIZE - 1818 * MIB)); do
-        local off=${p%:*} len=${p#*:}
-        dd if="$2" of="$dir/.p" bs=1M skip=$((off / MIB)) count=$((len / MIB)) status=none
-        python3 "$top/tests/py/fsfree.py" expect "$dir/.p" "$dir/.pz" "ntfs@0+$len"
-        dd if="$dir/.pz" of="$2" bs=1M seek=$((off / MIB)) conv=notrunc status=none
-        rm -f "$dir/.p" "$dir/.pz"
-    done
+    zero_free "$2" vfat "$MIB" $((100 * MIB))
+    zero_free "$2" ntfs $((117 * MIB)) $((1700 * MIB))
+    zero_free "$2" ntfs $((1817 * MIB)) $((SIZE - 1818 * MIB))
     cp --sparse=never "$2" "$3"
     loop "$3" $((117 * MIB)) $((1700 * MIB))
     MNT=$(mktemp -d "$dir/.mnt.XXXXXX"); ntfs-3g "$l" "$MNT"
@@ -242,8 +258,10 @@ partclone_all() {
         IFS=: read -r off len kind <<< "$p"
         loop "$img" "$off" "$len"
         local t
+        rm -f "$o/pc" # partclone -o refuses an existing file
         t=$(timed /dev/null "partclone.$kind" -q -c -s "$l" -o "$o/pc" -L /dev/null 2>/dev/null) ||
-            t=$(timed /dev/null "partclone.$kind" -c -s "$l" -o "$o/pc" -L /dev/null 2>/dev/null)
+            die "partclone.$kind failed on $img at $off"
+        [ -s "$o/pc" ] || die "partclone.$kind wrote nothing for $img at $off"
         unloop "$l"
         PT=$(awk "BEGIN { print $PT + $t }") PS=$((PS + $(sz "$o/pc")))
     done

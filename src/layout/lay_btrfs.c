@@ -13,15 +13,17 @@
  *     stripes and the device tree's dev extents (two readings) list exactly
  *     the same ranges of this device; never its first 1 MiB nor a
  *     superblock mirror;
- *   - inside a DATA block group (single or DUP), the free-space tree's
- *     free ranges (extents and bitmaps) when the tree is present and marked
- *     valid, less anything the extent tree (the second reading) calls
- *     allocated: a free range that overlaps an extent item means a stale
- *     tree, and the filesystem is read whole; each block group's extents
- *     must also sum to its item's used count.
- * Everything else is data: metadata and system block groups, every data
- * block group when the free-space tree is missing or not valid, the bytes
- * past the device's total size.
+ *   - inside a block group of any type (data, metadata, system; single or
+ *     DUP), the free-space tree's free ranges (extents and bitmaps) when
+ *     the tree is present and marked valid and the group has its info
+ *     item; the extent tree is the second reading: every tree block
+ *     (METADATA_ITEM) and data extent (EXTENT_ITEM) is in it, and a free
+ *     range that overlaps one means a stale tree, and the filesystem is
+ *     read whole; each block group's extents must also sum to its item's
+ *     used count.  (A log tree's blocks are not in the extent tree: a log
+ *     to replay reads the filesystem whole.)
+ * Everything else is data: every block group when the free-space tree is
+ * missing or not valid, the bytes past the device's total size.
  *
  * Read whole (0): a bad magic, checksum (CRC-32C only: other checksum types
  * are not read) or address; a mirror superblock newer than the primary;
@@ -74,7 +76,6 @@
 #define BT_BG_TREE 11
 
 /* chunk types */
-#define BT_DATA 1u
 #define BT_DUP 32u
 #define BT_PROFILES (8u | 16u | 32u | 64u | 128u | 256u | 512u | 1024u)
 
@@ -435,8 +436,6 @@ static int bt_on_fst(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32
         g->fst_info = g->start == start && g->len == len;
         return g->fst_info ? 1 : bt_no(b, "a free-space info item does not match its group");
     }
-    if ((g->flags & BT_DATA) == 0 || (g->flags & 4u)) /* metadata, mixed: data anyway */
-        return 1;
     if (k[8] == BT_FREE_SPACE_EXTENT)
         return bt_push(&b->free, &b->nfree, &b->freecap, start, len) == 0 ? 1 : -1;
     uint64_t bits = len / b->ss;
@@ -509,7 +508,7 @@ static int bt_used(struct btrfs *b, struct lay_used *u)
     for (size_t i = 0; i < b->nch; i++) {
         const struct bt_chunk *c = &b->ch[i];
         const struct bt_bg *g = bt_bg_of((struct btrfs *)b, c->logical);
-        bool data = fst && g != NULL && g->fst_info && (c->type & BT_DATA) && !(c->type & 4u);
+        bool data = fst && g != NULL && g->fst_info; /* any type: the extent tree vouches */
         size_t f0 = 0, hi = b->nfree; /* the first free range ending past the chunk's start */
         while (f0 < hi) {
             size_t mid = f0 + (hi - f0) / 2;

@@ -361,6 +361,28 @@ static void lm_scan_mounts(const struct lm_set *s, bool rw_only, struct lm_hit *
     closedir(d);
 }
 
+/* Whether block device d is still of the set: a loop device found backed
+ * by the input may have been detached since, and its number taken by
+ * another losetup for another file (whose writer is then no concern). */
+static bool lm_still_ours(const struct lm_set *s, dev_t d)
+{
+#if defined(HAVE_LINUX_LOOP_H) && defined(LOOP_GET_STATUS64)
+    char path[300];
+    if (major(d) != 7 || !lm_devnode(d, path, sizeof path)) /* LOOP_MAJOR */
+        return true;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return true;
+    struct lm_set copy = *s;
+    bool ours = lm_loop_backing(fd, &copy, false);
+    close(fd);
+    return ours;
+#else
+    (void)s, (void)d;
+    return true;
+#endif
+}
+
 /* A process other than this one holding a file or a block device of the
  * set open for writing (FUSE daemons serving the file, a virtual machine
  * on the disk, dd onto a loop device of the image). */
@@ -399,6 +421,8 @@ static void lm_scan_writers(const struct lm_set *s, struct lm_hit *h)
             if (fi != NULL)
                 fclose(fi);
             if ((flags & O_ACCMODE) == O_RDONLY)
+                continue;
+            if (S_ISBLK(st.st_mode) && !lm_still_ours(s, st.st_rdev))
                 continue;
             char comm[64] = "?", cp[300];
             snprintf(cp, sizeof cp, "/proc/%s/comm", e->d_name);
