@@ -462,8 +462,9 @@ static int lvm_vg(struct lvm_vg *g, const struct lvm_pv *pv, uint64_t region, ch
         snprintf(why, wn, "its LVM metadata and header disagree on where the extents start");
         return 0;
     }
-    if (dev_size * LVM_SECTOR > region || pv->dev_size > region ||
-        g->pe_start + g->pe_count * g->ext > region) {
+    /* by division: pe_count * ext could pass 2^64 (both come from the text) */
+    if (dev_size > region / LVM_SECTOR || pv->dev_size > region || g->pe_start > region ||
+        g->pe_count > (region - g->pe_start) / g->ext) {
         snprintf(why, wn, "the PV is larger than its partition");
         return 0;
     }
