@@ -29,6 +29,7 @@
 
 #include "lay.h"
 #include "lay_cfg.h"
+#include "le.h"
 
 #define CHECK(cond)                                                              \
     do {                                                                         \
@@ -49,49 +50,37 @@ static uint32_t lvm_crc(const void *p, size_t n)
     return (uint32_t)crc32(0xf597a6cfu ^ 0xffffffffu, p, (uInt)n) ^ 0xffffffffu;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* The label sector and the metadata area's first 512 bytes. */
 static void make_pv(int fd, const uint8_t *text, size_t n, unsigned start)
 {
     uint8_t l[512] = {0};
     memcpy(l, "LABELONE", 8);
-    put64(l + 8, 1);
-    put32(l + 20, 32);
+    le_put64(l + 8, 1);
+    le_put32(l + 20, 32);
     memcpy(l + 24, "LVM2 001", 8);
     uint8_t *h = l + 32;
     memcpy(h, LVM_UUID, 32);
-    put64(h + 32, PV_SIZE);
-    put64(h + 40, 1 << 20); /* data area: pe_start */
-    put64(h + 72, MDA_OFF); /* after the data list's zero entry */
-    put64(h + 80, MDA_SIZE);
-    put32(l + 16, lvm_crc(l + 20, 512 - 20));
+    le_put64(h + 32, PV_SIZE);
+    le_put64(h + 40, 1 << 20); /* data area: pe_start */
+    le_put64(h + 72, MDA_OFF); /* after the data list's zero entry */
+    le_put64(h + 80, MDA_SIZE);
+    le_put32(l + 16, lvm_crc(l + 20, 512 - 20));
     CHECK(pwrite(fd, l, sizeof l, 512) == (ssize_t)sizeof l);
 
     uint8_t m[512] = {0};
     memcpy(m + 4, " LVM2 x[5A%r0N*>", 16);
-    put32(m + 20, 1);
-    put64(m + 24, MDA_OFF);
-    put64(m + 32, MDA_SIZE);
+    le_put32(m + 20, 1);
+    le_put64(m + 24, MDA_OFF);
+    le_put64(m + 32, MDA_SIZE);
     /* the text starts at 512 + start * 4096: past the buffer's end less
      * its length, it wraps to 512 */
     uint64_t at = 512 + (uint64_t)start * 4096;
     if (at >= MDA_SIZE)
         at = 512;
-    put64(m + 40, at);
-    put64(m + 48, n);
-    put32(m + 56, lvm_crc(text, n));
-    put32(m, lvm_crc(m + 4, 512 - 4));
+    le_put64(m + 40, at);
+    le_put64(m + 48, n);
+    le_put32(m + 56, lvm_crc(text, n));
+    le_put32(m, lvm_crc(m + 4, 512 - 4));
     CHECK(pwrite(fd, m, sizeof m, MDA_OFF) == (ssize_t)sizeof m);
     uint64_t first = n < MDA_SIZE - at ? n : MDA_SIZE - at;
     CHECK(pwrite(fd, text, first, (off_t)(MDA_OFF + at)) == (ssize_t)first);

@@ -26,27 +26,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fslib.sh"
 need_free_zero
-missing=
-for t in mkfs.btrfs btrfs xfs_io losetup mount umount; do
-    command -v "$t" > /dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-    echo "SKIP: not installed:$missing (btrfs-progs, xfsprogs, util-linux): btrfs under" \
-        "--free=zero not checked (its free space, what is read whole)"
-    exit 77
-fi
+need_or_skip "(btrfs-progs, xfsprogs, util-linux): btrfs under --free=zero not checked (its \
+free space, what is read whole)" mkfs.btrfs btrfs xfs_io losetup mount umount
 need sfdisk mkfs.vfat mcopy fsck.vfat mke2fs e2fsck debugfs dumpe2fs filefrag sha256sum cmp dd "$PY3"
 has_fs ext4 "the disk's /boot (every check here)" || { finish; exit 77; }
 cd "$T" || exit 1
-S=512
 M=$((1 << 20))
 bmap() { "$PY3" "$srcdir/tests/py/btrfsmap.py" "$@"; }
 lvseg() { "$PY3" "$srcdir/tests/py/lvmseg.py" "$@"; }
 fsfree() { "$PY3" "$srcdir/tests/py/fsfree.py" "$@"; }
-# part IMG START SECTORS OUT: the partition's bytes
-part() { dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$(($2 * S)) count=$(($3 * S)) status=none > "$4"; }
-# put_at IMG FILE SECTOR: FILE written into IMG at SECTOR
-put_at() { dd if="$2" of="$1" bs=1M oflag=seek_bytes seek=$(($3 * S)) conv=notrunc status=none; }
 
 # ---- btrfs on loop devices ----
 # The kernel keeps each btrfs device it has seen, by its filesystem's UUID:
@@ -217,9 +205,9 @@ sync -f mnt
 frags=$(filefrag mnt/home/user/frag.log | grep -o '[0-9]* extents\? found' | cut -d' ' -f1)
 check "frag.log is fragmented (${frags:-?} extents)" [ "${frags:-0}" -ge 8 ]
 bt_umount mnt
-put_at disk.img p1.img $P1
-put_at disk.img p2.img $P2
-put_at disk.img p3.img $P3
+put disk.img p1.img $P1
+put disk.img p2.img $P2
+put disk.img p3.img $P3
 part disk.img $P3 $P3N o3.img
 part disk.img $P2 $P2N o2.img
 part disk.img $P1 $P1N o1.img

@@ -15,7 +15,12 @@ with open(sys.argv[1], "wb") as f:
     for _ in range(int(sys.argv[2])): f.write(r.randbytes(1 << 20))' "$1" "$2"; }
 
 # put IMG FILE SECTOR: FILE written into IMG at 512-byte SECTOR
-put() { dd if="$2" of="$1" bs=512 seek="$3" conv=notrunc status=none; }
+put() { dd if="$2" of="$1" bs=1M oflag=seek_bytes seek=$(($3 * 512)) conv=notrunc status=none; }
+# part IMG START SECTORS OUT: the partition's bytes (sectors of 512)
+part() {
+    dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$(($2 * 512)) count=$(($3 * 512)) \
+        status=none > "$4"
+}
 
 # ---- filesystems made over old data (stale), by their own tools ----
 

@@ -90,6 +90,16 @@ fail() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); echo "FAIL: $*" >&2; }
 check() { local d=$1; shift; if "$@"; then pass; else fail "$d"; fi; }
 # need TOOL...: a missing tool is a failure, never a silent skip.
 need() { local t; for t in "$@"; do command -v "$t" >/dev/null 2>&1 || { fail "required tool '$t' is not installed"; }; done; }
+# need_or_skip WHAT TOOL...: end SKIP (77) naming the tools missing and WHAT
+# (the checks) is then not checked; for tools a machine may well lack
+need_or_skip() {
+    local what=$1 t missing=
+    shift
+    for t in "$@"; do command -v "$t" > /dev/null 2>&1 || missing="$missing $t"; done
+    [ -z "$missing" ] && return 0
+    echo "SKIP: not installed:$missing: $what"
+    exit 77
+}
 finish() {
     echo "$(basename "$0"): $CHECKS checks, $FAILS failed"
     [ "$FAILS" -eq 0 ]

@@ -29,15 +29,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fslib.sh"
 need_free_zero
-missing=
-for t in pvcreate vgcreate lvcreate lvextend lvs pvck vgcfgbackup vgcfgrestore mkfs.xfs xfs_repair; do
-    command -v "$t" > /dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-    echo "SKIP: not installed:$missing (lvm2, xfsprogs): LVM2 PVs under --free=zero not checked" \
-        "(their LVs' free blocks, unallocated extents, what is read whole)"
-    exit 77
-fi
+need_or_skip "(lvm2, xfsprogs): LVM2 PVs under --free=zero not checked (their LVs' free \
+blocks, unallocated extents, what is read whole)" pvcreate vgcreate lvcreate lvextend lvs pvck \
+    vgcfgbackup vgcfgrestore mkfs.xfs xfs_repair
 need sfdisk mke2fs e2fsck debugfs dumpe2fs mkswap losetup cmp dd "$PY3"
 has_fs ext4 "the LVs' ext4 (every check here)" || { finish; exit 77; }
 cd "$T" || exit 1
@@ -45,10 +39,6 @@ S=512
 M=$((1 << 20))
 lvseg() { "$PY3" "$srcdir/tests/py/lvmseg.py" "$@"; }
 fsfree() { "$PY3" "$srcdir/tests/py/fsfree.py" "$@"; }
-# part IMG START SECTORS OUT: the partition's bytes
-part() { dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$(($2 * S)) count=$(($3 * S)) status=none > "$4"; }
-# put_at IMG FILE SECTOR: FILE written into IMG at SECTOR
-put_at() { dd if="$2" of="$1" bs=1M oflag=seek_bytes seek=$(($3 * S)) conv=notrunc status=none; }
 
 # LVM touches nothing of the host's: its configuration, locks and hints
 # here; no device-mapper, udev, backups or archives.
@@ -162,7 +152,7 @@ for lv in root swap home; do
 done
 part disk.img $P1 $P1N o-boot.img
 xfs_mk o-boot.img -L boot -p xfs.proto
-put_at disk.img o-boot.img $P1
+put disk.img o-boot.img $P1
 lv_fs disk.img $PVOFF rhel.txt root xfs -L root -p xfs.proto
 lv_fs disk.img $PVOFF rhel.txt swap swap
 lv_fs disk.img $PVOFF rhel.txt home ext4 src
@@ -342,7 +332,7 @@ for c in 1:49152 2:61440; do
     printf 'label: gpt\nstart=2048, size=%d, type=E6D6D379-F507-44C2-A23C-238F2A3DF928\n' "$len" |
         sfdisk -q "$n.img" || fail "sfdisk $n"
     part big.img 0 "$len" "$n-p.img"
-    put_at "$n.img" "$n-p.img" 2048
+    put "$n.img" "$n-p.img" 2048
 done
 whole b1 b1.img big "its extents past the partition (24 MiB)"
 whole b2 b2.img big "its dev_size past the partition (30 MiB)"
@@ -402,7 +392,7 @@ for lv in home data; do
 done
 # the COW store's header (dm-snapshot's: magic, valid, version, chunk size)
 "$PY3" -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("<IIII", 0x70416E53, 1, 1, 8))' > cow.hdr
-put_at snapvg.img cow.hdr $(($(lvseg segs snapvg.txt snap | cut -d' ' -f2) / S))
+put snapvg.img cow.hdr $(($(lvseg segs snapvg.txt snap | cut -d' ' -f2) / S))
 fsfree ext4 snapvg-data.img > snapvg-data.free || fail "fsfree.py ext4 data"
 backup snapvg snapvg.img
 check "status 0 ($(cat snapvg.s): $(head -c 300 snapvg.err))" [ "$(cat snapvg.s)" -eq 0 ]

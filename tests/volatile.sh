@@ -18,8 +18,6 @@ need_free_zero
 has_fs ntfs "the volatile files" || { finish; exit 77; }
 cd "$T" || exit 1
 M=$((1 << 20))
-# part IMG START SECTORS OUT: the partition's bytes
-part() { dd if="$1" bs=512 skip="$2" count="$3" status=none > "$4"; }
 
 section "a Windows-like GPT disk"
 mkdir -p esp c rec

@@ -38,14 +38,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fslib.sh"
 need_free_zero
-missing=
-for t in mkfs.xfs xfs_db xfs_repair xfs_io xfs_logprint; do
-    command -v "$t" > /dev/null 2>&1 || missing="$missing $t"
-done
-if [ -n "$missing" ]; then
-    echo "SKIP: not installed:$missing (xfsprogs): XFS under --free=zero not checked"
-    exit 77
-fi
+need_or_skip "(xfsprogs): XFS under --free=zero not checked" mkfs.xfs xfs_db xfs_repair xfs_io \
+    xfs_logprint
 case $FREE_ZERO in
 *XFS*) ;;
 *)

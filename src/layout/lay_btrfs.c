@@ -358,11 +358,6 @@ static int bt_on_root(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint3
     return 1;
 }
 
-static int bt_push(struct sp_range **r, size_t *n, size_t *cap, uint64_t off, uint64_t len)
-{
-    return sp_ranges_push(r, n, cap, off, len);
-}
-
 static int bt_on_dev(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32_t n)
 {
     if (k[8] != BT_DEV_EXTENT)
@@ -371,7 +366,7 @@ static int bt_on_dev(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32
         return bt_no(b, "a dev extent of another device");
     if (n < 32)
         return bt_no(b, "a dev extent is truncated");
-    return bt_push(&b->alloc, &b->nalloc, &b->alloccap, le_get64(k + 9), le_get64(d + 24)) == 0
+    return sp_ranges_push(&b->alloc, &b->nalloc, &b->alloccap, le_get64(k + 9), le_get64(d + 24)) == 0
                ? 1 : -1;
 }
 
@@ -437,7 +432,7 @@ static int bt_on_fst(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32
         return g->fst_info ? 1 : bt_no(b, "a free-space info item does not match its group");
     }
     if (k[8] == BT_FREE_SPACE_EXTENT)
-        return bt_push(&b->free, &b->nfree, &b->freecap, start, len) == 0 ? 1 : -1;
+        return sp_ranges_push(&b->free, &b->nfree, &b->freecap, start, len) == 0 ? 1 : -1;
     uint64_t bits = len / b->ss;
     if (len % b->ss != 0 || n < (bits + 7) / 8)
         return bt_no(b, "a free-space bitmap is malformed");
@@ -449,7 +444,7 @@ static int bt_on_fst(struct btrfs *b, const uint8_t *k, const uint8_t *d, uint32
         uint64_t j = i;
         while (j < bits && (d[j / 8] >> (j % 8) & 1))
             j++;
-        if (bt_push(&b->free, &b->nfree, &b->freecap, start + i * b->ss, (j - i) * b->ss) != 0)
+        if (sp_ranges_push(&b->free, &b->nfree, &b->freecap, start + i * b->ss, (j - i) * b->ss) != 0)
             return -1;
         i = j;
     }

@@ -47,7 +47,8 @@ struct lay_dev {
     uint64_t read; /* bytes read so far */
     /* When set, the input is read through it instead of fd (the content
      * of a backup, lay_kernel_parts()): n bytes at off of the input, 0 or
-     * -1 (any failure, a short read included).  Table readers only. */
+     * -1 (any failure, a short read included).  Table readers, and a
+     * volume read through its volume manager's map (lay_vol_map()). */
     int (*readfn)(void *ctx, void *buf, size_t n, uint64_t off);
     void *ctx;
     bool exclude_volatile; /* lay_opts': NTFS reports its volatile files'
