@@ -376,6 +376,16 @@ check "btrfs check sees it (status $s: $(grep -m1 -A1 'checking free space' fst.
     sh -c "[ $s -ne 0 ] && grep -A1 'checking free space' fst.chk | grep -q 'wanted offset'"
 whole fst fst.img "a stale free-space tree" "stale free-space tree"
 
+section "a tree block older than its parent names (a lost write)"
+# (internally valid, checksum and all, but not the block its parent wrote:
+# the kernel refuses it, "parent transid verify failed")
+cp one.img gen.img
+bmap oldgen gen.img > gen.forged || fail "btrfsmap.py oldgen"
+echo "NOTE: $(cat gen.forged)"
+btrfs check --readonly gen.img > gen.chk 2>&1
+check "btrfs check sees it ($(grep -m1 'transid' gen.chk))" grep -q 'parent transid verify failed' gen.chk
+whole gen gen.img "a block of an older generation" "not of the generation its parent names"
+
 section "a superblock whose checksum is wrong"
 # (nothing it says can be trusted: its tree roots, sizes, chunk array)
 cp one.img sb.img

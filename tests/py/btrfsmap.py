@@ -241,9 +241,39 @@ def cmd_stalefst(img):
     raise SystemExit("btrfsmap.py stalefst: no free extent right after a data extent")
 
 
+def cmd_oldgen(img):
+    """The free-space tree's first leaf stamped with an older generation
+    than its parent names (a write lost on the copy read), its checksum
+    made right again: what the kernel calls "parent transid verify
+    failed"."""
+    si = super_info(img)
+    chs = chunks(img, si["devid"])
+    out = run("btrfs", "inspect-internal", "dump-tree", "-t", "10", img)
+    m = re.search(r"^leaf (\d+) items \d+ free space \d+ generation (\d+)", out, re.M)
+    if not m:
+        raise SystemExit("btrfsmap.py oldgen: no leaf in the free-space tree")
+    leaf, gen = int(m.group(1)), int(m.group(2))
+    phys = to_phys(chs, leaf, si["nodesize"])
+    if len(phys) != 1 or gen < 2:
+        raise SystemExit("btrfsmap.py oldgen: the leaf is not single-profile, or of generation 1")
+    with open(img, "r+b") as f:
+        f.seek(phys[0])
+        node = bytearray(f.read(si["nodesize"]))
+        if int.from_bytes(node[80:88], "little") != gen or \
+                int.from_bytes(node[0:4], "little") != crc32c(node[32:]):
+            raise SystemExit("btrfsmap.py oldgen: the leaf is not as dump-tree says")
+        node[80:88] = (gen - 1).to_bytes(8, "little")
+        node[0:4] = crc32c(node[32:]).to_bytes(4, "little")
+        f.seek(phys[0])
+        f.write(node)
+    print(f"leaf {leaf}: generation {gen} made {gen - 1}")
+    return []
+
+
 def main(a):
     cmds = {"free": cmd_free, "unalloc": cmd_unalloc, "datafree": cmd_datafree,
-            "extents": cmd_extents, "fst": cmd_fst, "stalefst": cmd_stalefst}
+            "extents": cmd_extents, "fst": cmd_fst, "stalefst": cmd_stalefst,
+            "oldgen": cmd_oldgen}
     if len(a) != 2 or a[0] not in cmds:
         raise SystemExit(__doc__)
     for r in cmds[a[0]](a[1]):
