@@ -414,7 +414,9 @@ if command -v cryptsetup > /dev/null; then
     loop_need ED enc.img || fail "loop enc.img"
     lvm_on "$ED" pvcreate -y "$ED" > /dev/null || lvm_fail "enc: pvcreate"
     lvm_on "$ED" vgcreate encvg "$ED" > /dev/null || lvm_fail "enc: vgcreate"
-    for lv in data secret; do
+    # READ: an LV named like a status flag every other LV carries (it once
+    # counted as used by them, and was read whole)
+    for lv in data secret READ; do
         lvm_on "$ED" lvcreate --activate n -Zn -Wn -L 16M -n $lv encvg > /dev/null || lvm_fail "enc: lvcreate $lv"
     done
     lvm_on "$ED" vgcfgbackup -f encvg.txt encvg > /dev/null || lvm_fail "enc: vgcfgbackup"
@@ -422,6 +424,9 @@ if command -v cryptsetup > /dev/null; then
     lvseg extract enc.img 0 encvg.txt data encvg-data.img && ext_mk encvg-data.img src &&
         lvseg insert enc.img 0 encvg.txt data encvg-data.img || fail "enc: ext4 in data"
     fsfree ext4 encvg-data.img > encvg-data.free || fail "fsfree.py ext4 encvg data"
+    lvseg extract enc.img 0 encvg.txt READ encvg-READ.img && ext_mk encvg-READ.img src &&
+        lvseg insert enc.img 0 encvg.txt READ encvg-READ.img || fail "enc: ext4 in READ"
+    fsfree ext4 encvg-READ.img > encvg-READ.free || fail "fsfree.py ext4 encvg READ"
     printf 'spigz-test-key' > enc.key
     lvseg extract enc.img 0 encvg.txt secret o-secret.img &&
         cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
@@ -434,6 +439,7 @@ if command -v cryptsetup > /dev/null; then
     lvseg extract enc-r.img 0 encvg.txt secret r-secret.img
     check "secret: every byte restored" cmp -s o-secret.img r-secret.img
     mapped enc encvg.txt data
+    mapped enc encvg.txt READ
     "$SPIGZ" --estimate --free=zero enc.img > enc.est 2>&1
     check "--estimate: the encrypted LV named ($(grep encrypted enc.est))" \
         grep -q 'encrypted   LV encvg/secret (crypto_LUKS, 16.0 MiB)' enc.est
