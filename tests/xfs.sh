@@ -199,24 +199,17 @@ EOF
 # endian (computed here: xfs_db's "(correct)" comes from its cache, and said
 # correct of an AGF whose CRC it had just found wrong)
 crc_ok() {
-    "$PY3" - "$@" <<'EOF'
+    "$PY3" - "$srcdir/tests/py" "$@" <<'EOF'
 import struct, sys
-img, off, ln, co = sys.argv[1], *map(int, sys.argv[2:])
-t = []
-for i in range(256):
-    c = i
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    t.append(c)
+sys.path.insert(0, sys.argv[1])
+from crc32c import crc32c
+img, off, ln, co = sys.argv[2], *map(int, sys.argv[3:])
 with open(img, "rb") as f:
     f.seek(off)
     b = bytearray(f.read(ln))
 want = struct.unpack_from("<I", b, co)[0]
 b[co:co + 4] = bytes(4)
-c = 0xFFFFFFFF
-for x in b:
-    c = t[(c ^ x) & 0xFF] ^ (c >> 8)
-sys.exit(0 if c ^ 0xFFFFFFFF == want else 1)
+sys.exit(0 if crc32c(b) == want else 1)
 EOF
 }
 # agf_field IMG AG FIELD: the value xfs_db prints for an AGF field

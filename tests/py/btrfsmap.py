@@ -26,9 +26,13 @@ Offsets and sizes are bytes of the device (the filesystem's image).
                               the data extent just before it, the leaf's
                               checksum made right; prints what it did
 """
+import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crc32c import crc32c  # noqa: E402
 
 SB = (64 << 10, 64 << 20, 256 << 30)
 SB_SIZE = 4096
@@ -172,26 +176,6 @@ def cmd_fst(img):
 
 
 # ---- forging ----
-
-def crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC_T = crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC_T[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
 
 def cmd_stalefst(img):
     si = super_info(img)
