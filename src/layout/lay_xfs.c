@@ -113,6 +113,29 @@ static uint64_t xfs_agb(const struct xfs *x, uint32_t agno, uint32_t agbno)
     return ((uint64_t)agno * x->agblocks + agbno) * x->bs;
 }
 
+/* Read the B+tree block at byte at into b (x->bs bytes) and check it is
+ * what its parent says: its magic and level and, on v5, its self-address,
+ * the filesystem's UUID, its owner (the AG for the short-form trees, the
+ * inode for an extent map's long form) and its CRC.  what names it in why
+ * ("a free-space tree block").  1, or 0. */
+static int xfs_btblock(struct xfs *x, uint64_t at, uint32_t magic, unsigned level, bool lng,
+                       uint64_t owner, uint8_t *b, const char *what)
+{
+    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != magic ||
+        be_get16(b + 4) != level) {
+        snprintf(x->why, x->wn, "%s is not what its parent says", what);
+        return 0;
+    }
+    size_t o = lng ? 24 : 16; /* blkno, then lsn, uuid, owner, crc */
+    uint64_t own = lng ? be_get64(b + 56) : be_get32(b + 48);
+    if (x->v5 && (be_get64(b + o) != at / XFS_BB || memcmp(b + o + 16, x->uuid, 16) != 0 ||
+                  own != owner || !xfs_crc_ok(b, x->bs, lng ? 64 : 52))) {
+        snprintf(x->why, x->wn, "%s's checksum or stamp is wrong", what);
+        return 0;
+    }
+    return 1;
+}
+
 /* ---- the superblock ---- */
 
 static unsigned xfs_log2(uint64_t v)
@@ -346,15 +369,9 @@ static int xfs_tree(struct xfs_walk *w, uint32_t agbno, unsigned level, uint64_t
     uint8_t *b = malloc(x->bs);
     if (b == NULL)
         return -1;
-    int rc = 1;
-    uint64_t at = xfs_agb(x, w->agno, agbno);
     size_t hdr = x->v5 ? 56 : 16;
-    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != w->magic ||
-        be_get16(b + 4) != level)
-        rc = xfs_no(x, "a free-space tree block is not what its parent says");
-    else if (x->v5 && (be_get64(b + 16) != at / XFS_BB || memcmp(b + 32, x->uuid, 16) != 0 ||
-                       be_get32(b + 48) != w->agno || !xfs_crc_ok(b, x->bs, 52)))
-        rc = xfs_no(x, "a free-space tree block's checksum or stamp is wrong");
+    int rc = xfs_btblock(x, xfs_agb(x, w->agno, agbno), w->magic, level, false, w->agno, b,
+                         "a free-space tree block");
     uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
     if (rc == 1 && level == 0) {
         if (n > (x->bs - hdr) / 8)
@@ -459,12 +476,8 @@ static int xfs_bmbt(struct xfs *x, uint64_t fsb, unsigned level, uint64_t ino)
     if (b == NULL)
         return -1;
     size_t hdr = x->v5 ? 72 : 24;
-    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != (x->v5 ? XFS_BMA3 : XFS_BMAP) ||
-        be_get16(b + 4) != level)
-        rc = xfs_no(x, "a file's extent tree block is not what its parent says");
-    else if (x->v5 && (be_get64(b + 24) != at / XFS_BB || memcmp(b + 40, x->uuid, 16) != 0 ||
-                       be_get64(b + 56) != ino || !xfs_crc_ok(b, x->bs, 64)))
-        rc = xfs_no(x, "a file's extent tree block's checksum or stamp is wrong");
+    rc = xfs_btblock(x, at, x->v5 ? XFS_BMA3 : XFS_BMAP, level, true, ino, b,
+                     "a file's extent tree block");
     uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
     if (rc == 1 && level == 0)
         rc = n > (x->bs - hdr) / 16 ? xfs_no(x, "a file's extent tree block is overfull")
@@ -582,12 +595,8 @@ static int xfs_inobt(struct xfs *x, uint32_t agno, uint32_t agbno, unsigned leve
     if (b == NULL)
         return -1;
     size_t hdr = x->v5 ? 56 : 16;
-    if (lay_dev_read(x->d, at, b, x->bs) != 0 || be_get32(b) != (x->v5 ? XFS_IAB3 : XFS_IABT) ||
-        be_get16(b + 4) != level)
-        rc = xfs_no(x, "an inode tree block is not what its parent says");
-    else if (x->v5 && (be_get64(b + 16) != at / XFS_BB || memcmp(b + 32, x->uuid, 16) != 0 ||
-                       be_get32(b + 48) != agno || !xfs_crc_ok(b, x->bs, 52)))
-        rc = xfs_no(x, "an inode tree block's checksum or stamp is wrong");
+    rc = xfs_btblock(x, at, x->v5 ? XFS_IAB3 : XFS_IABT, level, false, agno, b,
+                     "an inode tree block");
     uint32_t n = rc == 1 ? be_get16(b + 6) : 0;
     if (rc == 1 && level == 0) {
         if (n > (x->bs - hdr) / 16)
