@@ -346,6 +346,20 @@ static void cm_default_signals(void)
     signal(SIGHUP, SIG_DFL);
 }
 
+/* The loop has ended: further SIGINT, SIGTERM and SIGHUP are ignored until
+ * the process exits.  timeout(1) and systemd send one signal to the process
+ * and another to its group; with libfuse's handlers removed, the second met
+ * the default action between the loop's end and the unmount (status 143,
+ * the mount left behind).  Set before fuse_remove_signal_handlers, which
+ * restores the default only over its own handler, so no instant is left
+ * uncovered.  The teardown that follows is bounded: unmount, free. */
+static void cm_ending_signals(void)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+}
+
 /* Mount, detach unless foreground, serve until unmounted or signalled. */
 static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
 {
@@ -395,6 +409,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         struct fuse_loop_config *lc = fuse_loop_cfg_create();
         int rc = lc ? fuse_loop_mt(f, lc) : -1;
         fuse_loop_cfg_destroy(lc);
+        cm_ending_signals();
         fuse_remove_signal_handlers(fuse_get_session(f));
         if (rc < 0)
             cli_error(c, "%s: the mount's loop failed", dir);
