@@ -554,6 +554,38 @@ START_TEST(test_cfg_parse)
 }
 END_TEST
 
+/* The text is len bytes, never more: lvm2's parser reads numbers with
+ * strtoll, which runs on past a token's end while digits follow.  A text
+ * ending in a number (a PV's metadata buffer is exactly the text, without a
+ * NUL) once read past its buffer: here the bytes after it are more digits,
+ * then a page no one may read. */
+START_TEST(test_cfg_len_bounds)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                   0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    ck_assert_int_eq(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+    static const char txt[] = "a = 17";
+    char *t0 = m + pg - (sizeof txt - 1); /* its last digit is the page's last byte */
+    memcpy(t0, txt, sizeof txt - 1);
+    struct lay_cfg t;
+    int oom;
+    char why[96];
+    int64_t v;
+    ck_assert_int_eq(lay_cfg_parse(t0, sizeof txt - 1, &t, &oom, why, sizeof why), 0);
+    ck_assert_int_eq(lay_cfg_int(&t, 0, "a", &v), 0);
+    ck_assert_int_eq(v, 17);
+    lay_cfg_free(&t);
+    /* the first 5 bytes are "a = 1": digits follow in memory, not in the text */
+    ck_assert_int_eq(lay_cfg_parse(t0, sizeof txt - 2, &t, &oom, why, sizeof why), 0);
+    ck_assert_int_eq(lay_cfg_int(&t, 0, "a", &v), 0);
+    ck_assert_int_eq(v, 1);
+    lay_cfg_free(&t);
+    munmap(m, (size_t)pg * 2);
+}
+END_TEST
+
 /* What the parser refuses, each with a reason in why.  (lvm2's parser
  * takes a string left open at the text's end: so does spigz.) */
 START_TEST(test_cfg_refusals)
@@ -604,6 +636,7 @@ int main(void)
 #ifdef HAVE_DEVMAPPER
     tcase_add_test(tc, test_cfg_parse);
     tcase_add_test(tc, test_cfg_refusals);
+    tcase_add_test(tc, test_cfg_len_bounds);
 #else
     printf("NOTE: built without libdevmapper: LVM's metadata parser is not checked\n");
 #endif

@@ -192,12 +192,25 @@ int lay_cfg_parse(const char *text, size_t len, struct lay_cfg *t, int *oom, cha
         lay_cfg_free(t);
         return -1;
     }
+    /* The parser reads numbers with strtoll/strtod, which run on past the
+     * end it is given while digits follow: it gets a copy ending in a NUL,
+     * so that it never reads past len (a PV's text has no NUL of its own). */
+    char *z = malloc(len + 1);
+    if (z == NULL) {
+        dm_config_destroy(cft);
+        *oom = 1;
+        lay_cfg_free(t);
+        return -1;
+    }
+    memcpy(z, text, len);
+    z[len] = '\0';
     int rc = 0;
-    if (!dm_config_parse(cft, text, text + len))
+    if (!dm_config_parse(cft, z, z + len))
         rc = cfg_fail(&c, "lvm2's parser refuses it");
     else if (cft->root != NULL)
         rc = cfg_copy_nodes(&c, cft->root, 0, 0);
     dm_config_destroy(cft);
+    free(z);
     if (rc != 0) {
         if (*oom)
             snprintf(why, wn, "out of memory");
