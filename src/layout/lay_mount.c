@@ -361,9 +361,15 @@ static void lm_scan_mounts(const struct lm_set *s, bool rw_only, struct lm_hit *
     closedir(d);
 }
 
-/* Whether block device d is still of the set: a loop device found backed
- * by the input may have been detached since, and its number taken by
- * another losetup for another file (whose writer is then no concern). */
+/* Whether block device d is still a way to write to the set: a loop device
+ * found backed by the input may have been detached since, and its number
+ * taken by another losetup for another file (whose writer is then no
+ * concern); and a loop device bound read-only (losetup -r) holds its file
+ * open for reading only, so whoever opens it for writing writes nothing to
+ * the input.  A loop device whose detach waits for its last close is such a
+ * case: util-linux's losetup -f, hunting for a free device, opens it for
+ * writing and may keep it open (it retries while the device is busy).  Any
+ * doubt (no node, no open, not a loop device) counts as a way to write. */
 static bool lm_still_ours(const struct lm_set *s, dev_t d)
 {
 #if defined(HAVE_LINUX_LOOP_H) && defined(LOOP_GET_STATUS64)
@@ -373,8 +379,12 @@ static bool lm_still_ours(const struct lm_set *s, dev_t d)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return true;
-    struct lm_set copy = *s;
-    bool ours = lm_loop_backing(fd, &copy, false);
+    struct loop_info64 li;
+    bool ours = false;
+    if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0) {
+        struct lm_set copy = *s;
+        ours = (li.lo_flags & LO_FLAGS_READ_ONLY) == 0 && lm_loop_backing(fd, &copy, false);
+    }
     close(fd);
     return ours;
 #else
