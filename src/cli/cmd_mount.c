@@ -336,28 +336,21 @@ static int cm_files(struct cli *c, struct cm_state *s)
     return 0;
 }
 
-/* SIGINT, SIGTERM and SIGHUP end the loop: libfuse installs its handlers
- * only over the default ones, and the CLI's own (cli_signals_install)
- * would remove temporary files, of which a mount has none. */
-static void cm_default_signals(void)
+/* SIGINT, SIGTERM and SIGHUP, all three to h.  SIG_DFL before the mount:
+ * they end the loop, libfuse installing its handlers only over the default
+ * ones (the CLI's own, cli_signals_install, would remove temporary files, of
+ * which a mount has none).  SIG_IGN once the loop has ended, until exit:
+ * timeout(1) and systemd send one signal to the process and another to its
+ * group; with libfuse's handlers removed, the second met the default action
+ * between the loop's end and the unmount (status 143, the mount left
+ * behind).  Set before fuse_remove_signal_handlers, which restores the
+ * default only over its own handler, so no instant is left uncovered; the
+ * teardown that follows is bounded (unmount, free). */
+static void cm_signals(void (*h)(int))
 {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-}
-
-/* The loop has ended: further SIGINT, SIGTERM and SIGHUP are ignored until
- * the process exits.  timeout(1) and systemd send one signal to the process
- * and another to its group; with libfuse's handlers removed, the second met
- * the default action between the loop's end and the unmount (status 143,
- * the mount left behind).  Set before fuse_remove_signal_handlers, which
- * restores the default only over its own handler, so no instant is left
- * uncovered.  The teardown that follows is bounded: unmount, free. */
-static void cm_ending_signals(void)
-{
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
+    signal(SIGINT, h);
+    signal(SIGTERM, h);
+    signal(SIGHUP, h);
 }
 
 /* Mount, detach unless foreground, serve until unmounted or signalled. */
@@ -382,7 +375,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
      * default action killed the process (status 143, the mount left to
      * fusermount3's cleanup).  A signal before the loop starts makes it
      * return at once. */
-    cm_default_signals();
+    cm_signals(SIG_DFL);
     if (fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
         cli_error(c, "%s: cannot serve the mount", dir);
         fuse_destroy(f);
@@ -409,7 +402,7 @@ static void cm_serve(struct cli *c, struct cm_state *s, const char *dir)
         struct fuse_loop_config *lc = fuse_loop_cfg_create();
         int rc = lc ? fuse_loop_mt(f, lc) : -1;
         fuse_loop_cfg_destroy(lc);
-        cm_ending_signals();
+        cm_signals(SIG_IGN);
         fuse_remove_signal_handlers(fuse_get_session(f));
         if (rc < 0)
             cli_error(c, "%s: the mount's loop failed", dir);

@@ -185,19 +185,15 @@ int lay_cfg_parse(const char *text, size_t len, struct lay_cfg *t, int *oom, cha
     struct cfg_copy c = {.t = t, .pool_cap = 2 * len + 2, .oom = oom, .why = why, .wn = wn};
     struct dm_config_tree *cft = dm_config_create();
     t->pool = malloc(c.pool_cap);
-    if (cft == NULL || t->pool == NULL || cfg_node(&c, LAY_CFG_SECTION) != 0 || *oom) {
-        if (cft != NULL)
-            dm_config_destroy(cft);
-        *oom = 1;
-        lay_cfg_free(t);
-        return -1;
-    }
     /* The parser reads numbers with strtoll/strtod, which run on past the
      * end it is given while digits follow: it gets a copy ending in a NUL,
      * so that it never reads past len (a PV's text has no NUL of its own). */
     char *z = malloc(len + 1);
-    if (z == NULL) {
-        dm_config_destroy(cft);
+    if (cft == NULL || t->pool == NULL || z == NULL || cfg_node(&c, LAY_CFG_SECTION) != 0 ||
+        *oom) {
+        if (cft != NULL)
+            dm_config_destroy(cft);
+        free(z);
         *oom = 1;
         lay_cfg_free(t);
         return -1;

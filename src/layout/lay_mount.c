@@ -127,13 +127,19 @@ static bool lm_dev_matches(const struct lm_set *s, dev_t m)
 
 #if defined(HAVE_LINUX_LOOP_H) && defined(LOOP_GET_STATUS64)
 /* The loop device open on fd's backing file or device into s. */
+/* Whether the loop device li describes is backed by a member of s. */
+static bool lm_info_of_set(const struct lm_set *s, const struct loop_info64 *li)
+{
+    return lm_has_file(s, (dev_t)li->lo_device, (ino_t)li->lo_inode) ||
+           (li->lo_rdevice != 0 && lm_has_dev(s, (dev_t)li->lo_rdevice));
+}
+
 static bool lm_loop_backing(int fd, struct lm_set *s, bool add)
 {
     struct loop_info64 li;
     if (ioctl(fd, LOOP_GET_STATUS64, &li) != 0)
         return false;
-    bool of_set = lm_has_file(s, (dev_t)li.lo_device, (ino_t)li.lo_inode) ||
-                  (li.lo_rdevice != 0 && lm_has_dev(s, (dev_t)li.lo_rdevice));
+    bool of_set = lm_info_of_set(s, &li);
     if (add) {
         lm_add_file(s, (dev_t)li.lo_device, (ino_t)li.lo_inode);
         if (li.lo_rdevice != 0)
@@ -380,11 +386,8 @@ static bool lm_still_ours(const struct lm_set *s, dev_t d)
     if (fd < 0)
         return true;
     struct loop_info64 li;
-    bool ours = false;
-    if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0) {
-        struct lm_set copy = *s;
-        ours = (li.lo_flags & LO_FLAGS_READ_ONLY) == 0 && lm_loop_backing(fd, &copy, false);
-    }
+    bool ours = ioctl(fd, LOOP_GET_STATUS64, &li) == 0 &&
+                (li.lo_flags & LO_FLAGS_READ_ONLY) == 0 && lm_info_of_set(s, &li);
     close(fd);
     return ours;
 #else
